@@ -1,0 +1,222 @@
+import type { Server } from 'node:http'
+import express, { type Express, type Request, type RequestHandler } from 'express'
+import helmet from 'helmet'
+import client from 'prom-client'
+import { type EnvelopeStyle, errorMiddleware, notFoundMiddleware } from './errors.ts'
+import { httpLogger, type Logger } from './log.ts'
+
+/** A named dependency probe for `/readyz`; it resolves when the dependency answers. */
+export type ReadinessCheck = () => Promise<unknown>
+
+export interface HttpAppOptions {
+  /** Service name, used in metrics and logs. */
+  name: string
+  logger: Logger
+  envelope: EnvelopeStyle
+  /** Express `trust proxy`: a hop count or CIDR list (config's zTrustProxy). */
+  trustProxy: number | string[]
+  /** JSON body limit, e.g. "1mb". */
+  bodyLimit?: string
+  readiness?: Record<string, ReadinessCheck>
+  /** Milliseconds a readiness check may take before it counts as failed. */
+  readinessTimeoutMs?: number
+  /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
+  helmet?: Parameters<typeof helmet>[0]
+}
+
+export interface HttpApp {
+  app: Express
+  metrics: client.Registry
+}
+
+/**
+ * The skeleton every service shares: request id + logging, helmet, metrics, `trust proxy`,
+ * JSON body with a limit, health endpoints, then the service's routes (`mount`), then a JSON 404
+ * and the error middleware in the service's envelope.
+ */
+export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => void): HttpApp {
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('trust proxy', options.trustProxy)
+  app.set('json spaces', 0)
+
+  const metrics = new client.Registry()
+  metrics.setDefaultLabels({ service: options.name })
+  client.collectDefaultMetrics({ register: metrics })
+  const requests = new client.Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [metrics],
+  })
+  const duration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [metrics],
+  })
+
+  app.use(httpLogger(options.logger))
+  app.use((req, res, next) => {
+    const end = duration.startTimer()
+    res.on('finish', () => {
+      const labels = { method: req.method, route: routeTemplate(req), status: String(res.statusCode) }
+      requests.inc(labels)
+      end(labels)
+    })
+    next()
+  })
+  app.use(helmet(options.helmet))
+
+  app.get('/healthz', (_req, res) => {
+    res.set('Cache-Control', 'no-store').json({ status: 'ok' })
+  })
+  app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 2000))
+  app.get('/metrics', async (_req, res) => {
+    res.set('Content-Type', metrics.contentType).set('Cache-Control', 'no-store').send(await metrics.metrics())
+  })
+
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }))
+
+  mount(app)
+
+  app.use(notFoundMiddleware())
+  app.use(errorMiddleware({ style: options.envelope }))
+  return { app, metrics }
+}
+
+/** The route template (`/api/v1/keys/:hash`), never the raw path: raw paths explode label cardinality. */
+function routeTemplate(req: Request): string {
+  const route = (req as Request & { route?: { path?: unknown } }).route
+  if (route && typeof route.path === 'string') return `${req.baseUrl}${route.path}`
+  if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return req.path
+  return 'unmatched'
+}
+
+function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
+  return async (req, res) => {
+    const results = await Promise.all(
+      Object.entries(checks).map(async ([name, check]) => {
+        try {
+          await withTimeout(check(), timeoutMs)
+          return [name, 'ok'] as const
+        } catch (err) {
+          req.log?.warn({ check: name, err }, 'readiness check failed')
+          return [name, err instanceof TimeoutError ? 'timeout' : 'unreachable'] as const
+        }
+      }),
+    )
+    const failing = results.filter(([, state]) => state !== 'ok').map(([name]) => name)
+    res
+      .status(failing.length === 0 ? 200 : 503)
+      .set('Cache-Control', 'no-store')
+      .json({
+        status: failing.length === 0 ? 'ok' : 'unavailable',
+        checks: Object.fromEntries(results),
+        ...(failing.length ? { failing } : {}),
+      })
+  }
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`timed out after ${ms} ms`)), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serving with graceful shutdown.
+// ---------------------------------------------------------------------------------------------
+
+export interface ServeOptions {
+  port: number
+  host?: string
+  logger: Logger
+  /** How long in-flight requests may take to finish after SIGTERM before they are cut. */
+  shutdownTimeoutMs?: number
+  /** Closed in order after the server stops: database pools, Redis, … */
+  onShutdown?: Array<() => Promise<unknown>>
+  /** Exit the process after shutdown (default true; tests pass false). */
+  exitProcess?: boolean
+  /** Install SIGTERM/SIGINT handlers (default true). */
+  handleSignals?: boolean
+}
+
+export interface Serving {
+  server: Server
+  port: number
+  url: string
+  /** Stop accepting, let in-flight requests finish (bounded), run onShutdown hooks. */
+  shutdown(reason?: string): Promise<void>
+}
+
+export async function serve(app: Express, options: ServeOptions): Promise<Serving> {
+  const server = app.listen(options.port, options.host ?? '0.0.0.0')
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  })
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : options.port
+  const host = options.host && options.host !== '0.0.0.0' && options.host !== '::' ? options.host : '127.0.0.1'
+  const log = options.logger
+
+  let shuttingDown: Promise<void> | undefined
+  let draining = false
+  // While draining, tell keep-alive clients to go elsewhere instead of reusing this socket.
+  server.on('request', (_req, res) => {
+    if (draining) res.setHeader('Connection', 'close')
+  })
+
+  const shutdown = (reason = 'shutdown'): Promise<void> => {
+    shuttingDown ??= (async () => {
+      draining = true
+      log.info({ reason }, 'shutting down: no new connections, finishing in-flight requests')
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      const timeoutMs = options.shutdownTimeoutMs ?? 10_000
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs)
+      })
+      if ((await Promise.race([closed, timedOut])) === 'timeout') {
+        log.warn({ timeoutMs }, 'in-flight requests did not finish in time; closing their connections')
+        server.closeAllConnections()
+        await closed
+      }
+      clearTimeout(timer)
+      for (const hook of options.onShutdown ?? []) {
+        try {
+          await hook()
+        } catch (err) {
+          log.error({ err }, 'shutdown hook failed')
+        }
+      }
+      log.info('stopped')
+    })()
+    return shuttingDown
+  }
+
+  if (options.handleSignals ?? true) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        void shutdown(signal).then(() => {
+          if (options.exitProcess ?? true) {
+            log.flush?.()
+            process.exit(0)
+          }
+        })
+      })
+    }
+  }
+
+  log.info({ port, url: `http://${host}:${port}` }, 'listening')
+  return { server, port, url: `http://${host}:${port}`, shutdown }
+}

@@ -1,0 +1,227 @@
+import { Redis } from 'ioredis'
+
+/**
+ * The key-value port the services use for counters, gates, sessions and caches. Two
+ * implementations honour one contract (test/kv.contract.test.ts runs against both): Redis for
+ * production (atomic steps in Lua) and in-process memory for a single node with no Redis.
+ * Keys are prefixed by the implementation; TTLs are milliseconds.
+ */
+export interface KeyValueStore {
+  readonly kind: 'redis' | 'memory'
+  get(key: string): Promise<string | null>
+  /** Set a value, with an optional time to live. */
+  set(key: string, value: string, ttlMs?: number): Promise<void>
+  /** Set only when absent (a lock, a first-writer-wins marker). True when this call set it. */
+  setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean>
+  /** Read and delete in one step: a single-use token can be taken once. */
+  take(key: string): Promise<string | null>
+  del(key: string): Promise<boolean>
+  /** Add `by` to an integer counter; the TTL is set when the counter is created and kept after. */
+  incrWithTtl(key: string, by: number, ttlMs: number): Promise<number>
+  /**
+   * Decrement a counter only when it is above zero. Returns the new value, or null when the
+   * counter is missing or already zero (nothing changed). Atomic under concurrency.
+   */
+  decrIfPositive(key: string): Promise<number | null>
+  /** Remaining time to live in ms; null when the key is missing or has no expiry. */
+  ttlMs(key: string): Promise<number | null>
+  /** Reachability probe for /readyz. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+// --- Redis --------------------------------------------------------------------------------------
+
+const INCR_WITH_TTL = `
+local v = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return v`
+
+const DECR_IF_POSITIVE = `
+local v = tonumber(redis.call('GET', KEYS[1]))
+if v == nil or v <= 0 then return false end
+return redis.call('DECR', KEYS[1])`
+
+export class RedisKeyValueStore implements KeyValueStore {
+  readonly kind = 'redis' as const
+  readonly redis: Redis
+
+  constructor(redis: Redis, ownsClient = true) {
+    this.redis = redis
+    this.ownsClient = ownsClient
+    redis.defineCommand('quartetIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL })
+    redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
+  }
+
+  private readonly ownsClient: boolean
+
+  static connect(url: string, keyPrefix: string): RedisKeyValueStore {
+    return new RedisKeyValueStore(
+      new Redis(url, { keyPrefix, maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false }),
+    )
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.redis.get(key)
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    if (ttlMs !== undefined) await this.redis.set(key, value, 'PX', positive(ttlMs))
+    else await this.redis.set(key, value)
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
+    const result =
+      ttlMs !== undefined
+        ? await this.redis.set(key, value, 'PX', positive(ttlMs), 'NX')
+        : await this.redis.set(key, value, 'NX')
+    return result === 'OK'
+  }
+
+  async take(key: string): Promise<string | null> {
+    return this.redis.getdel(key)
+  }
+
+  async del(key: string): Promise<boolean> {
+    return (await this.redis.del(key)) > 0
+  }
+
+  async incrWithTtl(key: string, by: number, ttlMs: number): Promise<number> {
+    const redis = this.redis as Redis & { quartetIncrWithTtl(k: string, by: number, ttl: number): Promise<number> }
+    return Number(await redis.quartetIncrWithTtl(key, integer(by), positive(ttlMs)))
+  }
+
+  async decrIfPositive(key: string): Promise<number | null> {
+    const redis = this.redis as Redis & { quartetDecrIfPositive(k: string): Promise<number | null> }
+    const v = await redis.quartetDecrIfPositive(key)
+    return v === null ? null : Number(v)
+  }
+
+  async ttlMs(key: string): Promise<number | null> {
+    const t = await this.redis.pttl(key)
+    return t < 0 ? null : t
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping()
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient && this.redis.status !== 'end') await this.redis.quit().catch(() => this.redis.disconnect())
+  }
+}
+
+// --- memory -------------------------------------------------------------------------------------
+
+interface Entry {
+  value: string
+  expiresAt: number | null
+}
+
+/** Single-process implementation. Node runs one callback at a time, so each method is atomic. */
+export class MemoryKeyValueStore implements KeyValueStore {
+  readonly kind = 'memory' as const
+  private readonly entries = new Map<string, Entry>()
+  private sweeper: NodeJS.Timeout | undefined
+
+  constructor(private readonly now: () => number = Date.now) {
+    // Expired entries are dropped on read; a slow sweep keeps an idle map from growing.
+    this.sweeper = setInterval(() => this.sweep(), 60_000)
+    this.sweeper.unref()
+  }
+
+  private live(key: string): Entry | undefined {
+    const entry = this.entries.get(key)
+    if (entry && entry.expiresAt !== null && entry.expiresAt <= this.now()) {
+      this.entries.delete(key)
+      return undefined
+    }
+    return entry
+  }
+
+  private sweep(): void {
+    for (const key of this.entries.keys()) this.live(key)
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.live(key)?.value ?? null
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    this.entries.set(key, { value, expiresAt: ttlMs === undefined ? null : this.now() + positive(ttlMs) })
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
+    if (this.live(key)) return false
+    await this.set(key, value, ttlMs)
+    return true
+  }
+
+  async take(key: string): Promise<string | null> {
+    const entry = this.live(key)
+    this.entries.delete(key)
+    return entry?.value ?? null
+  }
+
+  async del(key: string): Promise<boolean> {
+    const had = this.live(key) !== undefined
+    this.entries.delete(key)
+    return had
+  }
+
+  async incrWithTtl(key: string, by: number, ttlMs: number): Promise<number> {
+    const entry = this.live(key)
+    const current = entry ? parseCounter(entry.value, key) : 0
+    const next = current + integer(by)
+    this.entries.set(key, { value: String(next), expiresAt: entry?.expiresAt ?? this.now() + positive(ttlMs) })
+    return next
+  }
+
+  async decrIfPositive(key: string): Promise<number | null> {
+    const entry = this.live(key)
+    if (!entry) return null
+    const current = parseCounter(entry.value, key)
+    if (current <= 0) return null
+    entry.value = String(current - 1)
+    return current - 1
+  }
+
+  async ttlMs(key: string): Promise<number | null> {
+    const entry = this.live(key)
+    return entry?.expiresAt == null ? null : entry.expiresAt - this.now()
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper)
+    this.sweeper = undefined
+  }
+}
+
+function parseCounter(value: string, key: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n)) throw new Error(`kv key ${key} does not hold an integer`)
+  return n
+}
+
+function integer(n: number): number {
+  if (!Number.isSafeInteger(n)) throw new Error(`expected an integer, got ${n}`)
+  return n
+}
+
+function positive(ms: number): number {
+  const n = Math.ceil(ms)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`TTL must be a positive number of ms, got ${ms}`)
+  return n
+}
+
+/**
+ * Redis when a URL is configured, else memory (single node only; the caller logs that). The
+ * warning is the caller's so it lands in the app's own log with its name.
+ */
+export function createKeyValueStore(options: { redisUrl?: string; keyPrefix: string }): KeyValueStore {
+  return options.redisUrl
+    ? RedisKeyValueStore.connect(options.redisUrl, options.keyPrefix)
+    : new MemoryKeyValueStore()
+}

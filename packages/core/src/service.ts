@@ -1,0 +1,87 @@
+import path from 'node:path'
+import type { Express } from 'express'
+import { serve, type Serving } from './http.ts'
+import { createKeyValueStore, type KeyValueStore } from './kv.ts'
+import { createLogger, type Logger } from './log.ts'
+import { applyMigrations } from './migrate.ts'
+
+/** The config every app shares (see config.ts `baseConfigShape`). */
+export interface BaseConfig {
+  PORT: number
+  HOST: string
+  DATABASE_URL: string
+  DATABASE_SCHEMA: string
+  DATABASE_POOL_SIZE: number
+  MIGRATE_ON_START: boolean
+  REDIS_URL?: string | undefined
+  REDIS_KEY_PREFIX: string
+  TRUST_PROXY: number | string[]
+  LOG_LEVEL: string
+  BODY_LIMIT: string
+  SHUTDOWN_TIMEOUT_MS: number
+}
+
+export interface ServiceRuntime<C extends BaseConfig> {
+  config: C
+  logger: Logger
+  kv: KeyValueStore
+}
+
+export interface BuiltService {
+  app: Express
+  /** Closes what `build` opened (database pools, clients), after in-flight requests finish. */
+  close(): Promise<void>
+}
+
+/** Where an app's migrations live, from its src/ or dist/ folder (both sit one level below the app). */
+export function migrationsDirFrom(dirname: string): string {
+  return path.resolve(dirname, '..', 'prisma', 'migrations')
+}
+
+/**
+ * The start-up every service shares: logger, migrations (unless switched off), kv (Redis, or
+ * memory with one warning), the app, and `serve` with graceful shutdown that closes it all.
+ */
+export async function runService<C extends BaseConfig>(options: {
+  name: string
+  loadConfig: () => C
+  migrationsDir: string
+  build: (runtime: ServiceRuntime<C>) => Promise<BuiltService> | BuiltService
+}): Promise<Serving> {
+  let config: C
+  try {
+    config = options.loadConfig()
+  } catch (err) {
+    // Fail fast with the message that names the variable; no stack trace needed.
+    process.stderr.write(`${options.name}: ${(err as Error).message}\n`)
+    process.exit(78) // EX_CONFIG
+  }
+  const logger = createLogger({ name: options.name, level: config.LOG_LEVEL })
+  try {
+    if (config.MIGRATE_ON_START) {
+      const result = await applyMigrations({
+        connectionString: config.DATABASE_URL,
+        schema: config.DATABASE_SCHEMA,
+        migrationsDir: options.migrationsDir,
+        log: (message, fields) => logger.info(fields ?? {}, message),
+      })
+      logger.info({ schema: config.DATABASE_SCHEMA, ...result }, 'migrations up to date')
+    }
+    const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
+    if (kv.kind === 'memory') {
+      logger.warn('REDIS_URL is not set: counters, rate limits and sessions live in this process (single node only)')
+    }
+    const built = await options.build({ config, logger, kv })
+    return await serve(built.app, {
+      port: config.PORT,
+      host: config.HOST,
+      logger,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      onShutdown: [() => built.close(), () => kv.close()],
+    })
+  } catch (err) {
+    logger.fatal({ err }, 'start-up failed')
+    logger.flush()
+    process.exit(1)
+  }
+}
