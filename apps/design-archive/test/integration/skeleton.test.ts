@@ -1,0 +1,36 @@
+import path from 'node:path'
+import { expectOperationalEndpoints, silentLogger, useTestDeps } from '@quartet/core/testing'
+import { createApp } from '../../src/app.ts'
+import { createDb } from '../../src/store/db.ts'
+
+const deps = useTestDeps({ migrationsDir: path.join(__dirname, '../../prisma/migrations'), prefix: 'design', createDb })
+const app = () =>
+  createApp({ config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' }, logger: silentLogger(), db: deps.db, kv: deps.kv })
+
+describe('design-archive skeleton', () => {
+  it('when the schema is migrated, then every model round-trips through the generated client', async () => {
+    const body = Buffer.from('{"name":"manifest"}')
+    const release = await deps.db.release.create({
+      data: {
+        version: '1.0.0',
+        active: true,
+        documents: { create: { name: 'manifest.json', body, sha256: 'a'.repeat(64), bytes: body.length } },
+      },
+      include: { documents: true },
+    })
+    const read = await deps.db.release.findUniqueOrThrow({ where: { version: '1.0.0' }, include: { documents: true } })
+    expect(read).toEqual(release)
+    expect(Buffer.from(read.documents[0]!.body)).toEqual(body)
+  })
+
+  it('when a second release is made active, then the database refuses two active releases', async () => {
+    await expect(deps.db.release.create({ data: { version: '1.0.1', active: true } })).rejects.toThrow()
+  })
+
+  it('when probed, then health, readiness, metrics and the JSON 404 answer in the code envelope', async () => {
+    await expectOperationalEndpoints(app(), {
+      checks: ['database', 'kv'],
+      notFoundBody: (id) => ({ error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id } }),
+    })
+  })
+})
