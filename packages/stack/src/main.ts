@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { REPO_ROOT, SERVICES } from './services.ts'
+import { startStack } from './stack.ts'
+
+/**
+ * `pnpm start` (built bundles) and `pnpm dev` (sources with reload): all four services on one
+ * machine. Settings come from the environment, or from a `.env` at the repository root.
+ */
+async function main(): Promise<void> {
+  const watch = process.argv.includes('--watch')
+  const envFile = path.join(REPO_ROOT, '.env')
+  if (existsSync(envFile)) process.loadEnvFile(envFile)
+
+  const width = Math.max(...SERVICES.map((s) => s.name.length))
+  const status = (message: string) => process.stdout.write(`${'stack'.padEnd(width)} | ${message}\n`)
+  const stack = await startStack({
+    env: process.env,
+    watch,
+    onLine: (name, line) => process.stdout.write(`${name.padEnd(width)} | ${line}\n`),
+    onStatus: status,
+  })
+
+  const rows = stack.services.map((s) => {
+    const spec = SERVICES.find((x) => x.name === s.name)!
+    return `  ${s.name.padEnd(width)}  ${s.url.padEnd(24)}  ${spec.paths}`
+  })
+  process.stdout.write(`\nQuartet is up${watch ? ' (reloading on change)' : ''}:\n${rows.join('\n')}\n`)
+  process.stdout.write('Every service answers /healthz, /readyz and /metrics. Ctrl-C stops them all.\n\n')
+
+  let exitCode = 0
+  const shutdown = async (why: string) => {
+    status(`${why}: stopping the services`)
+    await stack.stop()
+    status('stopped')
+    process.exit(exitCode)
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  if (!watch) {
+    const { name, code, signal } = await stack.exited
+    exitCode = 1
+    await shutdown(`${name} exited (${signal ?? `code ${code}`})`)
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`stack: ${err.message}\n`)
+  process.exit(1)
+})
