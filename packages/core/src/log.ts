@@ -61,7 +61,12 @@ export function httpLogger(logger: Logger): RequestHandler {
       return id
     },
     customAttributeKeys: { reqId: 'req_id' },
-    customProps: (req) => ({ ip: (req as IncomingMessage & { ip?: string }).ip }),
+    // pino-http only writes `customAttributeKeys.reqId` with quietReqLogger; otherwise the id rides
+    // in `req.id`, which the req serializer below drops. Bind it here so every line has `req_id`.
+    customProps: (req) => ({
+      req_id: (req as IncomingMessage & { id?: unknown }).id,
+      ip: (req as IncomingMessage & { ip?: string }).ip,
+    }),
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     serializers: {
       // Only what helps to read a request back; credentials appear as "[redacted]" when sent.
