@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { expectOperationalEndpoints, silentLogger, useTestDeps } from '@quartet/core/testing'
+import { schemaDrift } from '@quartet/core/testing/schema-drift'
 import { createApp } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
 
@@ -8,6 +9,11 @@ const app = () =>
   createApp({ config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' }, logger: silentLogger(), db: deps.db, kv: deps.kv })
 
 describe('pickup-share skeleton', () => {
+  it('when migrated, then the tables match schema.prisma column for column', async () => {
+    const schemaPrismaPath = path.join(__dirname, '../../prisma/schema.prisma')
+    expect(await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema })).toEqual([])
+  })
+
   it('when the schema is migrated, then every model round-trips through the generated client', async () => {
     const value = { unlimitedMode: false, defaultExpireDays: 7, nested: { list: [1, 'two', null] } }
     const created = await deps.db.setting.create({ data: { key: 'site', value } })
