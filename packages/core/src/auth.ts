@@ -29,7 +29,9 @@ export interface KeyAndSecret {
  * `Authorization: Bearer KEY:SECRET` split at the first `:` (a secret may itself contain `:`).
  * Returns null when neither form is complete.
  */
-export function parseKeyAndSecret(headers: Record<string, string | string[] | undefined>): KeyAndSecret | null {
+export function parseKeyAndSecret(
+  headers: Record<string, string | string[] | undefined>,
+): KeyAndSecret | null {
   const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.trim() ?? ''
   const key = first(headers['x-api-key'])
   const secret = first(headers['x-api-secret'])
@@ -128,7 +130,10 @@ export function parseAllowList(entries: readonly string[]): ParsedRange[] {
         // `::ffff:a.b.c.d/n` is the v4 range /n-96 only when n >= 96; a shorter prefix is wider than
         // the mapped block and stays an IPv6 range (a negative v4 prefix would match everything).
         if (addr.kind() === 'ipv6' && bits < 96) return [addr, bits]
-        return [normalise(addr), addr.kind() === 'ipv6' && normalise(addr).kind() === 'ipv4' ? bits - 96 : bits]
+        return [
+          normalise(addr),
+          addr.kind() === 'ipv6' && normalise(addr).kind() === 'ipv4' ? bits - 96 : bits,
+        ]
       }
       const addr = normalise(ipaddr.parse(s))
       return [addr, addr.kind() === 'ipv4' ? 32 : 128]
@@ -167,6 +172,7 @@ export function ipAllowed(ip: string | undefined, allowList: readonly string[] |
   } catch {
     return false
   }
-  const ranges = typeof allowList[0] === 'string' ? parseAllowList(allowList as string[]) : (allowList as ParsedRange[])
+  const ranges =
+    typeof allowList[0] === 'string' ? parseAllowList(allowList as string[]) : (allowList as ParsedRange[])
   return ranges.some(([range, bits]) => range.kind() === addr.kind() && addr.match(range, bits))
 }

@@ -38,7 +38,9 @@ export async function runCli(
   }
   const entry = commands[command]
   if (!entry) {
-    process.stderr.write(`${JSON.stringify({ error: { code: 'unknown_command', message: `no command ${command}` } })}\n`)
+    process.stderr.write(
+      `${JSON.stringify({ error: { code: 'unknown_command', message: `no command ${command}` } })}\n`,
+    )
     return 2
   }
   try {
@@ -55,11 +57,13 @@ export async function runCli(
 }
 
 /** The commands every app's CLI has: apply migrations and show their state. */
-export function migrationCommands(target: () => {
-  connectionString: string
-  schema: string
-  migrationsDir: string
-}): Record<string, { describe: string; run: CliCommand }> {
+export function migrationCommands(
+  target: () => {
+    connectionString: string
+    schema: string
+    migrationsDir: string
+  },
+): Record<string, { describe: string; run: CliCommand }> {
   return {
     migrate: {
       describe: "apply pending migrations to this app's schema",

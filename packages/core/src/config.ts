@@ -89,7 +89,10 @@ export const zTrustProxy = (fallback: string) =>
         })
         return z.NEVER
       }
-      const parts = s.split(',').map((p) => p.trim()).filter(Boolean)
+      const parts = s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
       for (const part of parts) {
         if (NAMED_SUBNETS.includes(part)) continue
         const ok = part.includes('/') ? safe(() => ipaddr.parseCIDR(part)) : ipaddr.isValid(part)
@@ -110,7 +113,9 @@ function safe(f: () => unknown): boolean {
   }
 }
 
-export const zLogLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
+export const zLogLevel = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .default('info')
 
 /** What every app reads. Apps extend this shape with their own variables. */
 export function baseConfigShape(defaults: { port: number; schema: string; appName: string }) {

@@ -201,7 +201,13 @@ export function renderGraphQLError(
 /** Body-parser and http-errors failures carry `type`/`status`; map them to our codes. */
 function fromExpressError(err: unknown): ApiError | undefined {
   if (typeof err !== 'object' || err === null) return undefined
-  const e = err as { type?: unknown; status?: unknown; statusCode?: unknown; message?: unknown; limit?: unknown }
+  const e = err as {
+    type?: unknown
+    status?: unknown
+    statusCode?: unknown
+    message?: unknown
+    limit?: unknown
+  }
   switch (e.type) {
     case 'entity.too.large':
       return new ApiError('payload_too_large', `request body exceeds the limit of ${String(e.limit)} bytes`)
@@ -233,10 +239,12 @@ export function errorMiddleware(options: ErrorMiddlewareOptions): ErrorRequestHa
       return
     }
     const apiError = err instanceof ApiError ? err : (fromExpressError(err) ?? toApiError(err))
-    const log = (req as { log?: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void } })
-      .log
+    const log = (
+      req as { log?: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void } }
+    ).log
     if (apiError.status >= 500) log?.error({ err }, 'request failed')
-    else if (apiError.status !== 404) log?.warn({ code: apiError.code, msg: apiError.message }, 'request rejected')
+    else if (apiError.status !== 404)
+      log?.warn({ code: apiError.code, msg: apiError.message }, 'request rejected')
     const requestId = typeof req.id === 'string' ? req.id : undefined
     if (apiError.headers) res.set(apiError.headers)
     res.status(apiError.status).json(renderEnvelope(options.style, apiError, requestId))

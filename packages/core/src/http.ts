@@ -60,6 +60,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   app.use(httpLogger(options.logger))
   app.use((req, res, next) => {
     const end = duration.startTimer()
+    rememberRouteTemplate(req)
     res.on('finish', () => {
       const labels = { method: req.method, route: routeTemplate(req), status: String(res.statusCode) }
       requests.inc(labels)
@@ -74,7 +75,10 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   })
   app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 2000))
   app.get('/metrics', async (_req, res) => {
-    res.set('Content-Type', metrics.contentType).set('Cache-Control', 'no-store').send(await metrics.metrics())
+    res
+      .set('Content-Type', metrics.contentType)
+      .set('Cache-Control', 'no-store')
+      .send(await metrics.metrics())
   })
 
   app.use(express.json({ limit: options.bodyLimit ?? '1mb' }))
@@ -88,10 +92,31 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
 
 /** The route template (`/api/v1/keys/:hash`), never the raw path: raw paths explode label cardinality. */
 function routeTemplate(req: Request): string {
-  const route = (req as Request & { route?: { path?: unknown } }).route
-  if (route && typeof route.path === 'string') return `${req.baseUrl}${route.path}`
+  const template = (req as Request & { [ROUTE_TEMPLATE]?: string })[ROUTE_TEMPLATE]
+  if (template !== undefined) return template
   if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return req.path
   return 'unmatched'
+}
+
+const ROUTE_TEMPLATE = Symbol('routeTemplate')
+
+/**
+ * A router restores `req.baseUrl` when an error (or `next()`) leaves it, so by `finish` a route
+ * under `app.use('/api/v1', router)` that threw would read `/keys/:hash`, not `/api/v1/keys/:hash`. Record the full
+ * template at the moment the router assigns `req.route`, while `baseUrl` is still its own.
+ */
+function rememberRouteTemplate(req: Request): void {
+  let route: unknown
+  Object.defineProperty(req, 'route', {
+    configurable: true,
+    enumerable: true,
+    get: () => route,
+    set: (value: { path?: unknown } | undefined) => {
+      route = value
+      ;(req as Request & { [ROUTE_TEMPLATE]?: string })[ROUTE_TEMPLATE] =
+        value && typeof value.path === 'string' ? `${req.baseUrl}${value.path}` : undefined
+    },
+  })
 }
 
 function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
@@ -165,14 +190,22 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
   })
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port
-  const host = options.host && options.host !== '0.0.0.0' && options.host !== '::' ? options.host : '127.0.0.1'
+  const host =
+    options.host && options.host !== '0.0.0.0' && options.host !== '::' ? options.host : '127.0.0.1'
   const log = options.logger
 
   let shuttingDown: Promise<void> | undefined
   let draining = false
   // While draining, tell keep-alive clients to go elsewhere instead of reusing this socket.
-  server.on('request', (_req, res) => {
+  // Prepended so it runs before express, which may already have answered (headers sent) by the
+  // time a listener added after it runs. A request already in flight when draining began was
+  // answered keep-alive: close its socket as soon as it is idle, or server.close() would wait
+  // for the keep-alive timeout before the process can exit.
+  server.prependListener('request', (_req, res) => {
     if (draining) res.setHeader('Connection', 'close')
+    res.once('finish', () => {
+      if (draining) server.closeIdleConnections()
+    })
   })
 
   const shutdown = (reason = 'shutdown'): Promise<void> => {

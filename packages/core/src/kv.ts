@@ -87,7 +87,9 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async incrWithTtl(key: string, by: number, ttlMs: number): Promise<number> {
-    const redis = this.redis as Redis & { quartetIncrWithTtl(k: string, by: number, ttl: number): Promise<number> }
+    const redis = this.redis as Redis & {
+      quartetIncrWithTtl(k: string, by: number, ttl: number): Promise<number>
+    }
     return Number(await redis.quartetIncrWithTtl(key, integer(by), positive(ttlMs)))
   }
 
@@ -107,7 +109,8 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async close(): Promise<void> {
-    if (this.ownsClient && this.redis.status !== 'end') await this.redis.quit().catch(() => this.redis.disconnect())
+    if (this.ownsClient && this.redis.status !== 'end')
+      await this.redis.quit().catch(() => this.redis.disconnect())
   }
 }
 
@@ -173,7 +176,10 @@ export class MemoryKeyValueStore implements KeyValueStore {
     const entry = this.live(key)
     const current = entry ? parseCounter(entry.value, key) : 0
     const next = current + integer(by)
-    this.entries.set(key, { value: String(next), expiresAt: entry?.expiresAt ?? this.now() + positive(ttlMs) })
+    this.entries.set(key, {
+      value: String(next),
+      expiresAt: entry?.expiresAt ?? this.now() + positive(ttlMs),
+    })
     return next
   }
 

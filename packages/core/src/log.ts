@@ -73,7 +73,14 @@ export function httpLogger(logger: Logger): RequestHandler {
       req: (req: { method: string; url: string; headers: Record<string, unknown> }) => ({
         method: req.method,
         url: req.url,
-        headers: pick(req.headers, ['host', 'user-agent', 'authorization', 'x-api-key', 'x-api-secret', 'cookie']),
+        headers: pick(req.headers, [
+          'host',
+          'user-agent',
+          'authorization',
+          'x-api-key',
+          'x-api-secret',
+          'cookie',
+        ]),
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },

@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 )`
 
 export function readMigrations(migrationsDir: string): Migration[] {
-  if (!existsSync(migrationsDir)) throw new MigrationError(`migrations folder ${migrationsDir} does not exist`)
+  if (!existsSync(migrationsDir))
+    throw new MigrationError(`migrations folder ${migrationsDir} does not exist`)
   return readdirSync(migrationsDir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(path.join(migrationsDir, d.name, 'migration.sql')))
     .map((d) => d.name)
@@ -70,7 +71,9 @@ interface AppliedRow {
   rolled_back_at: Date | null
 }
 
-export async function applyMigrations(options: MigrateOptions): Promise<{ applied: string[]; total: number }> {
+export async function applyMigrations(
+  options: MigrateOptions,
+): Promise<{ applied: string[]; total: number }> {
   const migrations = readMigrations(options.migrationsDir)
   const log = options.log ?? (() => {})
   const schema = quoteIdent(options.schema)
@@ -194,8 +197,19 @@ export async function migrationStatus(options: Omit<MigrateOptions, 'log'>): Pro
     const byName = new Map(rows.map((r) => [r.migration_name, r]))
     return migrations.map((m) => {
       const row = byName.get(m.name)
-      const state = !row ? 'pending' : !row.finished_at ? 'failed' : row.checksum !== m.checksum ? 'modified' : 'applied'
-      return { name: m.name, checksum: m.checksum, state, finished_at: row?.finished_at?.toISOString() ?? null }
+      const state = !row
+        ? 'pending'
+        : !row.finished_at
+          ? 'failed'
+          : row.checksum !== m.checksum
+            ? 'modified'
+            : 'applied'
+      return {
+        name: m.name,
+        checksum: m.checksum,
+        state,
+        finished_at: row?.finished_at?.toISOString() ?? null,
+      }
     })
   } finally {
     await client.end().catch(() => {})

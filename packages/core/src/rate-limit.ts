@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express'
+import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { ApiError } from './errors.ts'
 import type { KeyValueStore } from './kv.ts'
@@ -31,22 +32,24 @@ export function createRateLimiter(options: {
 }): RateLimiter {
   const { points, durationSec, name } = options
   const memory = new RateLimiterMemory({ points, duration: durationSec, keyPrefix: `rl:${name}` })
-  const limiter =
-    options.kv.kind === 'redis'
-      ? new RateLimiterRedis({
-          storeClient: (options.kv as unknown as { redis: unknown }).redis,
-          points,
-          duration: durationSec,
-          keyPrefix: `rl:${name}`,
-          insuranceLimiter: memory,
-          rejectIfRedisNotReady: true,
-        })
-      : memory
+  const redis = options.kv.kind === 'redis' ? (options.kv as unknown as { redis: Redis }).redis : undefined
+  const untilFirstConnection = redis ? firstConnection(redis) : async () => {}
+  const limiter = redis
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        points,
+        duration: durationSec,
+        keyPrefix: `rl:${name}`,
+        insuranceLimiter: memory,
+        rejectIfRedisNotReady: true,
+      })
+    : memory
 
   return {
     points,
     durationSec,
     async consume(key, cost = 1) {
+      await untilFirstConnection()
       try {
         const res = await limiter.consume(key, cost)
         return decision(true, points, res)
@@ -55,6 +58,31 @@ export function createRateLimiter(options: {
         throw rejection
       }
     },
+  }
+}
+
+/**
+ * With `rejectIfRedisNotReady`, a client that is still making its first connection counts as
+ * down, so a freshly started replica would count its first requests in memory only, apart from
+ * its peers. Wait (bounded) for that first connection; after it, a lost connection fails over to
+ * the insurance limiter at once.
+ */
+function firstConnection(redis: Redis, timeoutMs = 2000): () => Promise<void> {
+  let pending: Promise<void> | undefined =
+    redis.status === 'ready'
+      ? undefined
+      : new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs)
+          timer.unref()
+          redis.once('ready', () => {
+            clearTimeout(timer)
+            resolve()
+          })
+        }).then(() => {
+          pending = undefined
+        })
+  return async () => {
+    if (pending) await pending
   }
 }
 

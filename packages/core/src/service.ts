@@ -69,7 +69,9 @@ export async function runService<C extends BaseConfig>(options: {
     }
     const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
     if (kv.kind === 'memory') {
-      logger.warn('REDIS_URL is not set: counters, rate limits and sessions live in this process (single node only)')
+      logger.warn(
+        'REDIS_URL is not set: counters, rate limits and sessions live in this process (single node only)',
+      )
     }
     const built = await options.build({ config, logger, kv })
     return await serve(built.app, {

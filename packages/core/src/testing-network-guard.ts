@@ -9,7 +9,8 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|::ffff:127\.\d+\.\d+\.\d+)$
 const connect = net.Socket.prototype.connect as (...args: unknown[]) => net.Socket
 net.Socket.prototype.connect = function guardedConnect(this: net.Socket, ...args: unknown[]) {
   const first = args[0]
-  const options = (Array.isArray(first) ? first[0] : first) as { host?: string; path?: string; port?: unknown } | number
+  const options = (Array.isArray(first) ? first[0] : first) as
+    { host?: string; path?: string; port?: unknown } | number
   let host: string | undefined
   if (typeof options === 'object' && options !== null) {
     if (options.path) return connect.apply(this, args)

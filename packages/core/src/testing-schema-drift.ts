@@ -11,7 +11,11 @@ import pg from 'pg'
  * and the same nullability; every NOT NULL column without a default is known to the model (else
  * the generated client could not insert a row); no table exists that no model describes.
  */
-export async function schemaDrift(options: { schemaPrismaPath: string; url: string; schema: string }): Promise<string[]> {
+export async function schemaDrift(options: {
+  schemaPrismaPath: string
+  url: string
+  schema: string
+}): Promise<string[]> {
   const dmmf = JSON.parse(
     get_dmmf(JSON.stringify({ prismaSchema: readFileSync(options.schemaPrismaPath, 'utf8') })),
   ) as { datamodel: { models: DmmfModel[]; enums: Array<{ name: string; dbName?: string | null }> } }
@@ -57,7 +61,9 @@ export async function schemaDrift(options: { schemaPrismaPath: string; url: stri
       }
       const expected = expectedUdt(field, enums)
       if (expected && !expected.includes(col.udt_name)) {
-        problems.push(`${model.name}.${field.name}: column type ${col.udt_name}, schema.prisma expects ${expected.join(' or ')}`)
+        problems.push(
+          `${model.name}.${field.name}: column type ${col.udt_name}, schema.prisma expects ${expected.join(' or ')}`,
+        )
       }
       // Prisma creates scalar lists nullable whatever the model says; only check plain fields.
       if (!field.isList && field.isRequired !== (col.is_nullable === 'NO')) {
@@ -68,12 +74,15 @@ export async function schemaDrift(options: { schemaPrismaPath: string; url: stri
     }
     for (const col of cols) {
       if (!known.has(col.column_name) && col.is_nullable === 'NO' && col.column_default === null) {
-        problems.push(`table "${table}": NOT NULL column "${col.column_name}" without default is missing from model ${model.name}`)
+        problems.push(
+          `table "${table}": NOT NULL column "${col.column_name}" without default is missing from model ${model.name}`,
+        )
       }
     }
   }
   for (const table of tables.keys()) {
-    if (table !== '_prisma_migrations' && !modelTables.has(table)) problems.push(`table "${table}" has no model in schema.prisma`)
+    if (table !== '_prisma_migrations' && !modelTables.has(table))
+      problems.push(`table "${table}" has no model in schema.prisma`)
   }
   return problems
 }

@@ -16,7 +16,10 @@ import { applyMigrations } from './migrate.ts'
 
 export function testDatabaseUrl(): string {
   const url = process.env.DATABASE_URL
-  if (!url) throw new Error('DATABASE_URL is not set: run tests through jest (its global setup starts an embedded Postgres)')
+  if (!url)
+    throw new Error(
+      'DATABASE_URL is not set: run tests through jest (its global setup starts an embedded Postgres)',
+    )
   return url
 }
 
@@ -28,12 +31,18 @@ export interface TestDatabase {
   url: string
   schema: string
   /** Run raw SQL in the test schema. */
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<pg.QueryResult<R>>
   drop(): Promise<void>
 }
 
 /** A fresh schema with the app's migrations applied. Call `drop()` in afterAll. */
-export async function createTestDatabase(options: { migrationsDir: string; prefix?: string }): Promise<TestDatabase> {
+export async function createTestDatabase(options: {
+  migrationsDir: string
+  prefix?: string
+}): Promise<TestDatabase> {
   const url = testDatabaseUrl()
   const schema = uniqueName(options.prefix ?? 'test')
   await applyMigrations({ connectionString: url, schema, migrationsDir: options.migrationsDir })
@@ -130,8 +139,15 @@ export function useTestDeps<D extends { $disconnect(): Promise<void> }>(options:
 }): TestDeps<D> {
   let state: { database: TestDatabase; db: D; kv: KeyValueStore } | undefined
   beforeAll(async () => {
-    const database = await createTestDatabase({ migrationsDir: options.migrationsDir, prefix: options.prefix })
-    state = { database, db: options.createDb({ url: database.url, schema: database.schema, poolSize: 4 }), kv: createTestKv() }
+    const database = await createTestDatabase({
+      migrationsDir: options.migrationsDir,
+      prefix: options.prefix,
+    })
+    state = {
+      database,
+      db: options.createDb({ url: database.url, schema: database.schema, poolSize: 4 }),
+      kv: createTestKv(),
+    }
   })
   afterAll(async () => {
     if (!state) return
@@ -168,7 +184,10 @@ export async function expectOperationalEndpoints(
   const { default: request } = await import('supertest')
   await request(app).get('/healthz').expect(200, { status: 'ok' })
   const ready = await request(app).get('/readyz').expect(200)
-  expect(ready.body).toEqual({ status: 'ok', checks: Object.fromEntries(options.checks.map((c) => [c, 'ok'])) })
+  expect(ready.body).toEqual({
+    status: 'ok',
+    checks: Object.fromEntries(options.checks.map((c) => [c, 'ok'])),
+  })
   const metrics = await request(app).get('/metrics').expect(200)
   expect(metrics.text).toContain('http_requests_total')
   const missing = await request(app).get('/no/such/route').set('X-Request-Id', 'skeleton-check-1').expect(404)

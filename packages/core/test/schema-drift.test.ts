@@ -81,7 +81,9 @@ describe('schemaDrift', () => {
   })
 
   it('when the database has a required column or a table the model lacks, then both are named', async () => {
-    const sql = GOOD_SQL.replace('"name" TEXT NOT NULL,', '"name" TEXT NOT NULL, "owner" TEXT NOT NULL,') + 'CREATE TABLE "stray" ("id" INT);'
+    const sql =
+      GOOD_SQL.replace('"name" TEXT NOT NULL,', '"name" TEXT NOT NULL, "owner" TEXT NOT NULL,') +
+      'CREATE TABLE "stray" ("id" INT);'
     expect(await driftFor(sql)).toEqual([
       'table "widget": NOT NULL column "owner" without default is missing from model Widget',
       'table "stray" has no model in schema.prisma',

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/embedded-postgres.ts'
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+describe('startEmbeddedPostgres', () => {
+  let dataDir: string
+  let running: EmbeddedPostgres | undefined
+
+  beforeEach(() => {
+    dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'quartet-pglite-')), 'pglite')
+  })
+
+  afterEach(async () => {
+    await running?.stop()
+    running = undefined
+    rmSync(path.dirname(dataDir), { recursive: true, force: true })
+  })
+
+  it('when stopped and started again on the same data directory, then the data is still there', async () => {
+    const first = await startEmbeddedPostgres({ dataDir })
+    running = first
+    expect(first.port).toBeGreaterThan(0)
+    expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${first.port}/postgres`)
+    await withClient(first.url, async (c) => {
+      await c.query('CREATE SCHEMA survivor')
+      await c.query('CREATE TABLE survivor.note (id SERIAL PRIMARY KEY, body TEXT NOT NULL)')
+      await c.query(`INSERT INTO survivor.note (body) VALUES ('written before the restart'), ('and another')`)
+    })
+    await first.stop()
+    running = undefined
+    await expect(withClient(first.url, (c) => c.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/)
+    await expect(first.stop()).resolves.toBeUndefined()
+
+    const second = await startEmbeddedPostgres({ dataDir })
+    running = second
+    const rows = await withClient(
+      second.url,
+      async (c) => (await c.query('SELECT id, body FROM survivor.note ORDER BY id')).rows,
+    )
+
+    expect(rows).toEqual([
+      { id: 1, body: 'written before the restart' },
+      { id: 2, body: 'and another' },
+    ])
+  })
+
+  it('when several clients run transactions at once, then each commits or rolls back on its own', async () => {
+    running = await startEmbeddedPostgres({})
+    await withClient(running.url, (c) => c.query('CREATE TABLE counter (n INT NOT NULL)'))
+    const url = running.url
+
+    await Promise.all(
+      [1, 2, 3].map((n) =>
+        withClient(url, async (c) => {
+          await c.query('BEGIN')
+          await c.query('INSERT INTO counter (n) VALUES ($1)', [n])
+          await c.query(n === 2 ? 'ROLLBACK' : 'COMMIT')
+        }),
+      ),
+    )
+    const final = await withClient(url, async (c) => (await c.query('SELECT n FROM counter ORDER BY n')).rows)
+
+    expect(final).toEqual([{ n: 1 }, { n: 3 }])
+  })
+})

@@ -1,0 +1,383 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import express from 'express'
+import request from 'supertest'
+import { ApiError } from '../src/errors.ts'
+import { createHttpApp, type HttpAppOptions } from '../src/http.ts'
+import { captureLogger } from '../src/testing.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+function buildApp(overrides: Partial<HttpAppOptions> = {}) {
+  const captured = captureLogger('http-test')
+  const { app, metrics } = createHttpApp(
+    { name: 'http-test', logger: captured.logger, envelope: 'code', trustProxy: ['loopback'], ...overrides },
+    (app) => {
+      app.get('/items/:id', (req, res) => {
+        res.json({ id: req.params.id })
+      })
+      app.post('/echo', (req, res) => {
+        res.json({ body: req.body })
+      })
+      app.get('/whoami', (req, res) => {
+        res.json({ ip: req.ip })
+      })
+      app.get('/audit', (req, res) => {
+        req.log.info({ action: 'audit' }, 'handler says hello')
+        res.json({ ok: true })
+      })
+      app.get('/boom', () => {
+        throw new ApiError('forbidden', 'not yours')
+      })
+      const api = express.Router()
+      api.get('/things/:thingId', (req, res) => {
+        res.json({ id: req.params.thingId })
+      })
+      api.get('/locked/:thingId', async () => {
+        throw new ApiError('conflict', 'locked')
+      })
+      app.use('/api/v1', api)
+    },
+  )
+  return { app, metrics, lines: captured.lines }
+}
+
+/** pino-http writes its completion line on the response's `finish`; give it a tick to land. */
+async function completionLine(lines: Array<Record<string, unknown>>, reqId: string) {
+  for (let i = 0; i < 50; i++) {
+    const line = lines.find(
+      (l) => l.req_id === reqId && (l.msg === 'request completed' || l.msg === 'request errored'),
+    )
+    if (line) return line
+    await sleep(10)
+  }
+  throw new Error(`no completion log line for ${reqId}; lines: ${JSON.stringify(lines)}`)
+}
+
+describe('createHttpApp', () => {
+  describe('health endpoints', () => {
+    it('when /healthz is asked, then it answers 200 ok, uncached', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app).get('/healthz')
+
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual({ status: 'ok' })
+      expect(res.headers['cache-control']).toBe('no-store')
+    })
+
+    it('when every readiness check passes, then /readyz is 200 listing each check', async () => {
+      const { app } = buildApp({ readiness: { database: async () => 1, redis: async () => 'PONG' } })
+
+      const res = await request(app).get('/readyz')
+
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } })
+    })
+
+    it('when no checks are registered, then /readyz is 200', async () => {
+      const { app } = buildApp()
+
+      await request(app).get('/readyz').expect(200)
+    })
+
+    it('when a check fails, then /readyz is 503 naming the failing check', async () => {
+      const { app } = buildApp({
+        readiness: {
+          database: async () => 1,
+          redis: async () => {
+            throw new Error('connect ECONNREFUSED 127.0.0.1:6379')
+          },
+        },
+      })
+
+      const res = await request(app).get('/readyz')
+
+      expect(res.status).toBe(503)
+      expect(res.body).toEqual({
+        status: 'unavailable',
+        checks: { database: 'ok', redis: 'unreachable' },
+        failing: ['redis'],
+      })
+      expect(res.text).not.toContain('ECONNREFUSED')
+    })
+
+    it('when a check is slower than the timeout, then /readyz is 503 with that check timed out, promptly', async () => {
+      const { app } = buildApp({
+        readinessTimeoutMs: 100,
+        readiness: { database: async () => 1, storage: () => sleep(5_000) },
+      })
+      const started = Date.now()
+
+      const res = await request(app).get('/readyz')
+
+      expect(res.status).toBe(503)
+      expect(res.body.checks).toEqual({ database: 'ok', storage: 'timeout' })
+      expect(res.body.failing).toEqual(['storage'])
+      expect(Date.now() - started).toBeLessThan(2_000)
+    })
+  })
+
+  describe('metrics', () => {
+    it('when requests hit a parameterised route, then http_requests_total counts them by route template', async () => {
+      const { app } = buildApp()
+      await request(app).get('/items/42').expect(200)
+      await request(app).get('/items/43').expect(200)
+      await request(app).get('/api/v1/things/7').expect(200)
+
+      const res = await request(app).get('/metrics')
+
+      expect(res.status).toBe(200)
+      expect(res.headers['content-type']).toMatch(/^text\/plain/)
+      const counter = res.text.split('\n').filter((l) => l.startsWith('http_requests_total{'))
+      expect(counter).toContainEqual(expect.stringMatching(/route="\/items\/:id".*status="200".* 2$/))
+      expect(counter).toContainEqual(
+        expect.stringMatching(/route="\/api\/v1\/things\/:thingId".*status="200".* 1$/),
+      )
+      expect(res.text).not.toContain('/items/42')
+      expect(res.text).not.toContain('/things/7')
+      expect(res.text).toContain('http_request_duration_seconds_bucket')
+    })
+
+    it('when requests hit unknown paths, then they share one "unmatched" label instead of one per path', async () => {
+      const { app } = buildApp()
+      await request(app).get('/random/a1')
+      await request(app).get('/random/b2')
+
+      const res = await request(app).get('/metrics')
+
+      expect(res.text).toMatch(/http_requests_total\{[^}]*route="unmatched"[^}]*status="404"[^}]*\} 2/)
+      expect(res.text).not.toContain('/random/')
+    })
+
+    it('when a route throws, then the request is still counted under its template with the error status', async () => {
+      const { app } = buildApp()
+      await request(app).get('/boom').expect(403)
+
+      const res = await request(app).get('/metrics')
+
+      expect(res.text).toMatch(/http_requests_total\{[^}]*route="\/boom"[^}]*status="403"[^}]*\} 1/)
+    })
+
+    it('when a route inside a mounted router throws, then its template keeps the mount path', async () => {
+      const { app } = buildApp()
+      await request(app).get('/api/v1/locked/3').expect(409)
+
+      const res = await request(app).get('/metrics')
+
+      expect(res.text).toMatch(
+        /http_requests_total\{[^}]*route="\/api\/v1\/locked\/:thingId"[^}]*status="409"[^}]*\} 1/,
+      )
+    })
+  })
+
+  describe('request id', () => {
+    it('when a well-formed X-Request-Id comes in, then it is echoed and used in the log', async () => {
+      const { app, lines } = buildApp()
+
+      const res = await request(app).get('/items/1').set('X-Request-Id', 'edge-7f3a.91:x_y')
+
+      expect(res.headers['x-request-id']).toBe('edge-7f3a.91:x_y')
+      expect((await completionLine(lines, 'edge-7f3a.91:x_y')).req_id).toBe('edge-7f3a.91:x_y')
+    })
+
+    it.each([
+      ['spaces', 'has spaces in it'],
+      ['a log-injection attempt', 'abc\\n{"level":"fatal"}'],
+      ['129 characters', 'a'.repeat(129)],
+    ])('when the incoming X-Request-Id has %s, then a fresh UUID replaces it', async (_case, incoming) => {
+      const { app } = buildApp()
+
+      const res = await request(app).get('/items/1').set('X-Request-Id', incoming)
+
+      expect(res.headers['x-request-id']).toMatch(UUID)
+    })
+
+    it('when there is no X-Request-Id, then one is made and put in the error envelope too', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app).get('/boom')
+
+      expect(res.headers['x-request-id']).toMatch(UUID)
+      expect(res.body).toEqual({
+        error: { code: 'forbidden', message: 'not yours', request_id: res.headers['x-request-id'] },
+      })
+    })
+  })
+
+  describe('bodies and unknown routes in the envelope', () => {
+    it('when a JSON body is sent, then the handler receives it parsed', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app).post('/echo').send({ name: 'x' })
+
+      expect(res.body).toEqual({ body: { name: 'x' } })
+    })
+
+    it('when the JSON body is malformed, then it is a 400 bad_request envelope', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app).post('/echo').set('Content-Type', 'application/json').send('{"name": ')
+
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual({
+        error: {
+          code: 'bad_request',
+          message: 'request body is not valid JSON',
+          request_id: res.headers['x-request-id'],
+        },
+      })
+    })
+
+    it('when the body is over the configured limit, then it is a 413 payload_too_large envelope', async () => {
+      const { app } = buildApp({ bodyLimit: '1kb' })
+
+      const res = await request(app)
+        .post('/echo')
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ blob: 'x'.repeat(2048) }))
+
+      expect(res.status).toBe(413)
+      expect(res.body.error).toMatchObject({
+        code: 'payload_too_large',
+        message: expect.stringContaining('1024'),
+      })
+    })
+
+    it('when the body is under the default 1 MB limit but over 100 kB, then it is accepted', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app)
+        .post('/echo')
+        .send({ blob: 'x'.repeat(200_000) })
+
+      expect(res.status).toBe(200)
+    })
+
+    it('when a route does not exist, then it is a 404 not_found envelope', async () => {
+      const { app } = buildApp({ envelope: 'status' })
+
+      const res = await request(app).get('/no/such/thing')
+
+      expect(res.status).toBe(404)
+      expect(res.body).toEqual({ error: { code: 404, message: 'no route for GET /no/such/thing' } })
+    })
+
+    it('when any answer is sent, then helmet headers are on it and X-Powered-By is not', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app).get('/healthz')
+
+      expect(res.headers['x-content-type-options']).toBe('nosniff')
+      expect(res.headers['x-powered-by']).toBeUndefined()
+    })
+  })
+
+  describe('trust proxy and the client address', () => {
+    it('when the proxy is on loopback and trusted, then req.ip is the address it forwarded', async () => {
+      const { app } = buildApp({ trustProxy: ['loopback'] })
+
+      const res = await request(app).get('/whoami').set('X-Forwarded-For', '203.0.113.5')
+
+      expect(res.body.ip).toBe('203.0.113.5')
+    })
+
+    it('when a client prepends a spoofed address, then req.ip is the one the trusted proxy saw', async () => {
+      const { app } = buildApp({ trustProxy: ['loopback'] })
+
+      const res = await request(app).get('/whoami').set('X-Forwarded-For', '198.51.100.66, 203.0.113.5')
+
+      expect(res.body.ip).toBe('203.0.113.5')
+    })
+
+    it('when trust proxy is 0, then X-Forwarded-For is ignored and req.ip is the socket peer', async () => {
+      const { app } = buildApp({ trustProxy: 0 })
+
+      const res = await request(app).get('/whoami').set('X-Forwarded-For', '203.0.113.5')
+
+      expect(res.body.ip).toMatch(/^(::ffff:)?127\.0\.0\.1$/)
+    })
+
+    it('when the trusted list does not include the peer, then X-Forwarded-For is ignored', async () => {
+      const { app } = buildApp({ trustProxy: ['10.0.0.0/8'] })
+
+      const res = await request(app).get('/whoami').set('X-Forwarded-For', '203.0.113.5')
+
+      expect(res.body.ip).toMatch(/^(::ffff:)?127\.0\.0\.1$/)
+    })
+  })
+
+  describe('the log line', () => {
+    it('when a request completes, then its line has ip, req_id, method, url and status', async () => {
+      const { app, lines } = buildApp({ trustProxy: ['loopback'] })
+
+      await request(app)
+        .get('/items/9?x=1')
+        .set('X-Request-Id', 'log-line-1')
+        .set('X-Forwarded-For', '203.0.113.5')
+
+      const line = await completionLine(lines, 'log-line-1')
+      expect(line).toMatchObject({
+        level: 'info',
+        ip: '203.0.113.5',
+        req_id: 'log-line-1',
+        req: { method: 'GET', url: '/items/9?x=1' },
+        res: { statusCode: 200 },
+      })
+    })
+
+    it('when credentials are sent, then Authorization, X-API-Key, X-API-Secret and cookies are redacted', async () => {
+      const { app, lines } = buildApp()
+
+      await request(app)
+        .get('/items/9')
+        .set('X-Request-Id', 'log-line-2')
+        .set('Authorization', 'Bearer sk-qk-v1-supersecrettoken')
+        .set('X-API-Key', 'key-visible-nowhere')
+        .set('X-API-Secret', 'secret-visible-nowhere')
+        .set('Cookie', 'admin_session=cookie-visible-nowhere')
+
+      const line = await completionLine(lines, 'log-line-2')
+      const headers = (line.req as { headers: Record<string, unknown> }).headers
+      expect(headers.authorization).toBe('[redacted]')
+      expect(headers['x-api-secret']).toBe('[redacted]')
+      const everything = JSON.stringify(lines)
+      for (const secret of [
+        'supersecrettoken',
+        'key-visible-nowhere',
+        'secret-visible-nowhere',
+        'cookie-visible-nowhere',
+      ]) {
+        expect(everything).not.toContain(secret)
+      }
+    })
+
+    it("when a handler logs through req.log, then its own line carries the request's req_id and ip", async () => {
+      const { app, lines } = buildApp()
+
+      await request(app).get('/audit').set('X-Request-Id', 'log-line-4').set('X-Forwarded-For', '203.0.113.9')
+
+      expect(lines.find((l) => l.msg === 'handler says hello')).toMatchObject({
+        action: 'audit',
+        req_id: 'log-line-4',
+        ip: '203.0.113.9',
+      })
+    })
+
+    it('when a handler fails with a 5xx, then the line is logged at error level', async () => {
+      const captured = captureLogger('http-test')
+      const { app } = createHttpApp(
+        { name: 'http-test', logger: captured.logger, envelope: 'code', trustProxy: 0 },
+        (app) => {
+          app.get('/crash', () => {
+            throw new Error('kaboom')
+          })
+        },
+      )
+
+      await request(app).get('/crash').set('X-Request-Id', 'log-line-3').expect(500)
+
+      const line = await completionLine(captured.lines, 'log-line-3')
+      expect(line.level).toBe('error')
+    })
+  })
+})

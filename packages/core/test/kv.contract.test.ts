@@ -1,0 +1,311 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
+import { uniqueName } from '../src/testing.ts'
+
+/**
+ * ONE contract, two implementations: whatever a service relies on must hold for Redis (production)
+ * and memory (single node, no Redis) alike. The Redis half needs REDIS_URL and is skipped without it.
+ */
+
+interface Backend {
+  name: string
+  available: boolean
+  open(): { kv: KeyValueStore; prefix: string }
+}
+
+const redisUrl = process.env.REDIS_URL
+
+const backends: Backend[] = [
+  { name: 'memory', available: true, open: () => ({ kv: new MemoryKeyValueStore(), prefix: '' }) },
+  {
+    name: 'redis',
+    available: Boolean(redisUrl),
+    open: () => {
+      const prefix = `${uniqueName('kvtest')}:`
+      return { kv: RedisKeyValueStore.connect(redisUrl!, prefix), prefix }
+    },
+  },
+]
+
+function key(name: string): string {
+  return `${name}:${randomBytes(4).toString('hex')}`
+}
+
+function keyValueStoreContract(backend: Backend): void {
+  let kv: KeyValueStore
+  let prefix: string
+
+  beforeAll(() => {
+    ;({ kv, prefix } = backend.open())
+  })
+
+  afterAll(async () => {
+    if (kv instanceof RedisKeyValueStore) {
+      // The store's client prefixes commands, not KEYS patterns: clean up with a plain client.
+      const plain = new Redis(redisUrl!)
+      const keys = await plain.keys(`${prefix}*`)
+      if (keys.length) await plain.del(...keys)
+      await plain.quit()
+    }
+    await kv.close()
+  })
+
+  it('reports its kind', () => {
+    expect(kv.kind).toBe(backend.name)
+  })
+
+  it('when pinged, then it answers', async () => {
+    await expect(kv.ping()).resolves.toBeUndefined()
+  })
+
+  describe('get / set', () => {
+    it('when a key was never set, then get is null', async () => {
+      await expect(kv.get(key('missing'))).resolves.toBeNull()
+    })
+
+    it('when a key is set, then get returns the value, and a second set overwrites it', async () => {
+      const k = key('plain')
+
+      await kv.set(k, 'one')
+      const first = await kv.get(k)
+      await kv.set(k, 'two')
+
+      expect(first).toBe('one')
+      await expect(kv.get(k)).resolves.toBe('two')
+    })
+
+    it('when a key is set without TTL, then ttlMs is null', async () => {
+      const k = key('forever')
+      await kv.set(k, 'v')
+
+      await expect(kv.ttlMs(k)).resolves.toBeNull()
+    })
+
+    it('when a key is missing, then ttlMs is null', async () => {
+      await expect(kv.ttlMs(key('missing'))).resolves.toBeNull()
+    })
+
+    it('when a key is set with a TTL, then it is readable until the TTL passes and gone after', async () => {
+      const k = key('ttl')
+
+      await kv.set(k, 'short-lived', 150)
+      const before = await kv.get(k)
+      const ttl = await kv.ttlMs(k)
+      await sleep(250)
+
+      expect(before).toBe('short-lived')
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(150)
+      await expect(kv.get(k)).resolves.toBeNull()
+      await expect(kv.ttlMs(k)).resolves.toBeNull()
+    })
+
+    it('when a TTL is zero or negative, then set refuses it', async () => {
+      await expect(kv.set(key('bad-ttl'), 'v', 0)).rejects.toThrow(/TTL must be a positive/)
+      await expect(kv.set(key('bad-ttl'), 'v', -5)).rejects.toThrow(/TTL must be a positive/)
+    })
+  })
+
+  describe('setIfAbsent', () => {
+    it('when the key is absent, then the first call sets it and later calls do not overwrite', async () => {
+      const k = key('lock')
+
+      const first = await kv.setIfAbsent(k, 'owner-a')
+      const second = await kv.setIfAbsent(k, 'owner-b')
+
+      expect(first).toBe(true)
+      expect(second).toBe(false)
+      await expect(kv.get(k)).resolves.toBe('owner-a')
+    })
+
+    it('when the earlier value has expired, then the key can be set again', async () => {
+      const k = key('lock-ttl')
+      await kv.setIfAbsent(k, 'owner-a', 100)
+      await sleep(200)
+
+      await expect(kv.setIfAbsent(k, 'owner-b', 1000)).resolves.toBe(true)
+      await expect(kv.get(k)).resolves.toBe('owner-b')
+    })
+
+    it('when 20 callers race for one key, then exactly one wins', async () => {
+      const k = key('race')
+
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => kv.setIfAbsent(k, `owner-${i}`, 5000)),
+      )
+
+      expect(results.filter(Boolean)).toHaveLength(1)
+      await expect(kv.get(k)).resolves.toBe(`owner-${results.indexOf(true)}`)
+    })
+  })
+
+  describe('take', () => {
+    it('when a value is taken, then it is returned once and the key is gone', async () => {
+      const k = key('token')
+      await kv.set(k, 'single-use')
+
+      const first = await kv.take(k)
+      const second = await kv.take(k)
+
+      expect(first).toBe('single-use')
+      expect(second).toBeNull()
+      await expect(kv.get(k)).resolves.toBeNull()
+    })
+
+    it('when 20 callers take the same key at once, then exactly one gets the value', async () => {
+      const k = key('token-race')
+      await kv.set(k, 'authorization-code')
+
+      const results = await Promise.all(Array.from({ length: 20 }, () => kv.take(k)))
+
+      expect(results.filter((v) => v !== null)).toEqual(['authorization-code'])
+    })
+
+    it('when the key has expired, then take returns null', async () => {
+      const k = key('token-expired')
+      await kv.set(k, 'v', 50)
+      await sleep(120)
+
+      await expect(kv.take(k)).resolves.toBeNull()
+    })
+  })
+
+  describe('del', () => {
+    it('when an existing key is deleted, then del is true and the key is gone', async () => {
+      const k = key('del')
+      await kv.set(k, 'v')
+
+      await expect(kv.del(k)).resolves.toBe(true)
+      await expect(kv.get(k)).resolves.toBeNull()
+    })
+
+    it('when a missing key is deleted, then del is false', async () => {
+      await expect(kv.del(key('del-missing'))).resolves.toBe(false)
+    })
+  })
+
+  describe('incrWithTtl', () => {
+    it('when a counter is incremented, then it starts from zero and adds `by` each time', async () => {
+      const k = key('counter')
+
+      const values = [
+        await kv.incrWithTtl(k, 1, 10_000),
+        await kv.incrWithTtl(k, 5, 10_000),
+        await kv.incrWithTtl(k, -2, 10_000),
+      ]
+
+      expect(values).toEqual([1, 6, 4])
+      await expect(kv.get(k)).resolves.toBe('4')
+    })
+
+    it('when later increments pass a longer TTL, then the first TTL is kept', async () => {
+      const k = key('window')
+
+      await kv.incrWithTtl(k, 1, 300)
+      await sleep(50)
+      await kv.incrWithTtl(k, 1, 60_000)
+      const ttl = await kv.ttlMs(k)
+
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(300)
+    })
+
+    it('when the window expires, then the counter starts again', async () => {
+      const k = key('window-reset')
+      await kv.incrWithTtl(k, 3, 100)
+      await sleep(200)
+
+      await expect(kv.incrWithTtl(k, 1, 1000)).resolves.toBe(1)
+    })
+
+    it('when 50 increments race, then the counter ends at exactly 50 with distinct intermediate values', async () => {
+      const k = key('counter-race')
+
+      const values = await Promise.all(Array.from({ length: 50 }, () => kv.incrWithTtl(k, 1, 10_000)))
+
+      expect([...values].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+      await expect(kv.get(k)).resolves.toBe('50')
+    })
+  })
+
+  describe('decrIfPositive', () => {
+    it('when the counter is missing, then it is null and the key stays missing', async () => {
+      const k = key('stock-missing')
+
+      await expect(kv.decrIfPositive(k)).resolves.toBeNull()
+      await expect(kv.get(k)).resolves.toBeNull()
+    })
+
+    it('when the counter is zero, then it is null and stays zero', async () => {
+      const k = key('stock-zero')
+      await kv.set(k, '0')
+
+      await expect(kv.decrIfPositive(k)).resolves.toBeNull()
+      await expect(kv.get(k)).resolves.toBe('0')
+    })
+
+    it('when the counter is 2, then it counts 1, 0, then refuses', async () => {
+      const k = key('stock-two')
+      await kv.set(k, '2')
+
+      const results = [await kv.decrIfPositive(k), await kv.decrIfPositive(k), await kv.decrIfPositive(k)]
+
+      expect(results).toEqual([1, 0, null])
+    })
+
+    it('when the counter has a TTL, then decrementing keeps it', async () => {
+      const k = key('stock-ttl')
+      await kv.set(k, '5', 10_000)
+
+      await kv.decrIfPositive(k)
+
+      await expect(kv.ttlMs(k)).resolves.toBeGreaterThan(5_000)
+    })
+
+    it('when 50 callers decrement a counter of 10 at once, then exactly 10 succeed and it ends at 0', async () => {
+      const k = key('downloads-left')
+      await kv.set(k, '10')
+
+      const results = await Promise.all(Array.from({ length: 50 }, () => kv.decrIfPositive(k)))
+      const successes = results.filter((v): v is number => v !== null)
+
+      expect(successes).toHaveLength(10)
+      expect([...successes].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+      expect(results.filter((v) => v === null)).toHaveLength(40)
+      await expect(kv.get(k)).resolves.toBe('0')
+    })
+  })
+}
+
+describe.each(backends)('KeyValueStore contract: $name', (backend) => {
+  if (!backend.available) {
+    it.skip(`needs REDIS_URL to run against ${backend.name}`, () => {})
+    return
+  }
+  keyValueStoreContract(backend)
+})
+
+const describeRedis = redisUrl ? describe : describe.skip
+
+describeRedis('RedisKeyValueStore key prefix', () => {
+  it('when counters are changed through Lua scripts, then their keys carry the store prefix too', async () => {
+    const prefix = `${uniqueName('kvprefix')}:`
+    const kv = RedisKeyValueStore.connect(redisUrl!, prefix)
+    const plain = new Redis(redisUrl!)
+    try {
+      await kv.incrWithTtl('hits', 3, 10_000)
+      await kv.set('stock', '4')
+      await kv.decrIfPositive('stock')
+
+      await expect(plain.get(`${prefix}hits`)).resolves.toBe('3')
+      await expect(plain.get(`${prefix}stock`)).resolves.toBe('3')
+      await expect(plain.exists('hits', 'stock')).resolves.toBe(0)
+    } finally {
+      await plain.del(`${prefix}hits`, `${prefix}stock`)
+      await plain.quit()
+      await kv.close()
+    }
+  })
+})

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto'
+import express from 'express'
+import { Redis } from 'ioredis'
+import request from 'supertest'
+import { errorMiddleware } from '../src/errors.ts'
+import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
+import { createRateLimiter, rateLimitMiddleware } from '../src/rate-limit.ts'
+import { uniqueName } from '../src/testing.ts'
+
+const redisUrl = process.env.REDIS_URL
+
+const backends = [
+  { name: 'memory', available: true },
+  { name: 'redis', available: Boolean(redisUrl) },
+] as const
+
+function limiterName(): string {
+  return `test-${randomBytes(4).toString('hex')}`
+}
+
+describe.each(backends)('createRateLimiter over $name kv', ({ name, available }) => {
+  if (!available) {
+    it.skip('needs REDIS_URL', () => {})
+    return
+  }
+
+  let kv: KeyValueStore
+  let prefix: string
+
+  beforeAll(() => {
+    prefix = `${uniqueName('rltest')}:`
+    kv = name === 'redis' ? RedisKeyValueStore.connect(redisUrl!, prefix) : new MemoryKeyValueStore()
+  })
+
+  afterAll(async () => {
+    if (kv instanceof RedisKeyValueStore) {
+      const plain = new Redis(redisUrl!)
+      const keys = await plain.keys(`${prefix}*`)
+      if (keys.length) await plain.del(...keys)
+      await plain.quit()
+    }
+    await kv.close()
+  })
+
+  it('when N requests are made, then N are allowed with remaining counting down, and the next is refused', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 3, durationSec: 60 })
+
+    const decisions = []
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('client-a'))
+
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false])
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0])
+    expect(decisions.every((d) => d.limit === 3)).toBe(true)
+  })
+
+  it('when a decision is made, then resetAt is in the future and within the window', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 1, durationSec: 60 })
+    const before = Date.now()
+
+    const allowed = await limiter.consume('client-a')
+    const refused = await limiter.consume('client-a')
+
+    for (const d of [allowed, refused]) {
+      expect(d.resetAt.getTime()).toBeGreaterThan(before)
+      expect(d.resetAt.getTime()).toBeLessThanOrEqual(Date.now() + 60_000)
+    }
+    expect(refused.allowed).toBe(false)
+  })
+
+  it('when one client is refused, then another key still has its full allowance', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 1, durationSec: 60 })
+    await limiter.consume('client-a')
+
+    const otherClient = await limiter.consume('client-b')
+
+    expect(otherClient).toMatchObject({ allowed: true, remaining: 0 })
+  })
+
+  it('when two limiters share a kv under different names, then their counts are separate', async () => {
+    const a = createRateLimiter({ kv, name: limiterName(), points: 1, durationSec: 60 })
+    const b = createRateLimiter({ kv, name: limiterName(), points: 1, durationSec: 60 })
+    await a.consume('same-key')
+
+    await expect(b.consume('same-key')).resolves.toMatchObject({ allowed: true })
+  })
+
+  it('when the window passes, then the client is allowed again', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 1, durationSec: 1 })
+    await limiter.consume('client-a')
+    const refused = await limiter.consume('client-a')
+
+    await new Promise((r) => setTimeout(r, Math.max(0, refused.resetAt.getTime() - Date.now()) + 100))
+
+    await expect(limiter.consume('client-a')).resolves.toMatchObject({ allowed: true })
+  })
+
+  it('when 20 requests race for 5 points, then exactly 5 are allowed', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 5, durationSec: 60 })
+
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('burst')))
+
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5)
+  })
+
+  describe('rateLimitMiddleware through express', () => {
+    function appWith(points: number) {
+      const app = express()
+      app.set('trust proxy', 'loopback')
+      app.use(rateLimitMiddleware(createRateLimiter({ kv, name: limiterName(), points, durationSec: 60 })))
+      app.get('/thing', (_req, res) => {
+        res.json({ ok: true })
+      })
+      app.use(errorMiddleware({ style: 'rest' }))
+      return app
+    }
+
+    it('when allowed, then RateLimit-* headers are set and there is no Retry-After', async () => {
+      const app = appWith(2)
+
+      const res = await request(app).get('/thing')
+
+      expect(res.status).toBe(200)
+      expect(res.headers['ratelimit-limit']).toBe('2')
+      expect(res.headers['ratelimit-remaining']).toBe('1')
+      expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0)
+      expect(Number(res.headers['ratelimit-reset'])).toBeLessThanOrEqual(60)
+      expect(res.headers['retry-after']).toBeUndefined()
+    })
+
+    it('when the limit is used up, then it is a 429 envelope with details.reset_at and Retry-After', async () => {
+      const app = appWith(1)
+      await request(app).get('/thing').expect(200)
+      const before = Date.now()
+
+      const res = await request(app).get('/thing')
+
+      expect(res.status).toBe(429)
+      expect(res.headers['ratelimit-remaining']).toBe('0')
+      const retryAfter = Number(res.headers['retry-after'])
+      expect(retryAfter).toBeGreaterThanOrEqual(1)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      expect(res.body).toMatchObject({
+        success: false,
+        error: { code: 'rate_limit_exceeded', message: 'rate limit exceeded', details: { limit: 1 } },
+      })
+      const resetAt = Date.parse(res.body.error.details.reset_at)
+      expect(res.body.error.details.reset_at).toBe(new Date(resetAt).toISOString())
+      expect(resetAt).toBeGreaterThan(before)
+    })
+
+    it('when clients differ by X-Forwarded-For through a trusted proxy, then each has its own count', async () => {
+      const app = appWith(1)
+      await request(app).get('/thing').set('X-Forwarded-For', '198.51.100.1').expect(200)
+
+      const res = await request(app).get('/thing').set('X-Forwarded-For', '198.51.100.2')
+
+      expect(res.status).toBe(200)
+    })
+  })
+})
+
+const describeRedis = redisUrl ? describe : describe.skip
+
+describeRedis('createRateLimiter over Redis shared by replicas', () => {
+  it('when two replicas with fresh connections share one limiter name, then they share one count', async () => {
+    const prefix = `${uniqueName('rlshared')}:`
+    const replicaA = RedisKeyValueStore.connect(redisUrl!, prefix)
+    const replicaB = RedisKeyValueStore.connect(redisUrl!, prefix)
+    const name = limiterName()
+    const limiterA = createRateLimiter({ kv: replicaA, name, points: 2, durationSec: 60 })
+    const limiterB = createRateLimiter({ kv: replicaB, name, points: 2, durationSec: 60 })
+    try {
+      const first = await limiterA.consume('client')
+      const second = await limiterB.consume('client')
+      const third = await limiterA.consume('client')
+
+      expect([first.allowed, second.allowed, third.allowed]).toEqual([true, true, false])
+      expect(second.remaining).toBe(0)
+    } finally {
+      const plain = new Redis(redisUrl!)
+      const keys = await plain.keys(`${prefix}*`)
+      if (keys.length) await plain.del(...keys)
+      await plain.quit()
+      await replicaA.close()
+      await replicaB.close()
+    }
+  })
+})
