@@ -10,7 +10,22 @@ export default tseslint.config(
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: 'module',
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', __dirname: 'readonly', require: 'readonly', module: 'writable', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', fetch: 'readonly', URL: 'readonly', NodeJS: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        __dirname: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        fetch: 'readonly',
+        URL: 'readonly',
+        NodeJS: 'readonly',
+      },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -19,14 +34,23 @@ export default tseslint.config(
         'error',
         {
           selector: "MemberExpression[object.name='process'][property.name='env']",
-          message: 'Read configuration through the app config (config.ts); only config loading reads process.env.',
+          message:
+            'Read configuration through the app config (config.ts); only config loading reads process.env.',
         },
       ],
     },
   },
   {
     // Where reading the environment is the point: config loading, the launcher, tests and tooling.
-    files: ['packages/core/src/config.ts', 'packages/core/src/testing*.ts', 'packages/stack/**', '**/test/**', 'scripts/**', '**/*.cjs', '**/*.mjs'],
+    files: [
+      'packages/core/src/config.ts',
+      'packages/core/src/testing*.ts',
+      'packages/stack/**',
+      '**/test/**',
+      'scripts/**',
+      '**/*.cjs',
+      '**/*.mjs',
+    ],
     rules: { 'no-restricted-syntax': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
 )

@@ -8,5 +8,9 @@ import { spawnSync } from 'node:child_process'
 const env = { ...process.env }
 env.PRISMA_SCHEMA_ENGINE_BINARY ??= process.execPath
 env.PRISMA_HIDE_UPDATE_MESSAGE = '1'
-const result = spawnSync('prisma', ['generate', ...process.argv.slice(2)], { stdio: 'inherit', env, shell: false })
+const result = spawnSync('prisma', ['generate', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  env,
+  shell: false,
+})
 process.exit(result.status ?? 1)

@@ -8,7 +8,11 @@ void runService({
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
-    const db = createDb({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, poolSize: config.DATABASE_POOL_SIZE })
+    const db = createDb({
+      url: config.DATABASE_URL,
+      schema: config.DATABASE_SCHEMA,
+      poolSize: config.DATABASE_POOL_SIZE,
+    })
     return { app: createApp({ config, logger, db, kv }), close: () => db.$disconnect() }
   },
 })

@@ -52,10 +52,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const pgDir = path.join(dataDir, 'pglite')
     embedded = await startEmbeddedPostgres({ dataDir: pgDir, port: Number(env.EMBEDDED_POSTGRES_PORT ?? 0) })
     env.DATABASE_URL = embedded.url
-    options.onStatus(`DATABASE_URL is not set: embedded Postgres (PGlite) on ${embedded.url}, data in ${pgDir}`)
+    options.onStatus(
+      `DATABASE_URL is not set: embedded Postgres (PGlite) on ${embedded.url}, data in ${pgDir}`,
+    )
   }
   if (!env.REDIS_URL) {
-    options.onStatus('REDIS_URL is not set: each service keeps counters and rate limits in its own memory (single node)')
+    options.onStatus(
+      'REDIS_URL is not set: each service keeps counters and rate limits in its own memory (single node)',
+    )
   }
   if (!env.S3_ENDPOINT && !env.PICKUP_SHARE_S3_ENDPOINT) {
     env.PICKUP_SHARE_BLOB_DIR ??= path.join(dataDir, 'blobs')
@@ -64,17 +68,25 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const children: RunningService[] = []
   let stopping = false
   let reportExit: (e: { name: string; code: number | null; signal: NodeJS.Signals | null }) => void = () => {}
-  const exited = new Promise<{ name: string; code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    reportExit = resolve
-  })
+  const exited = new Promise<{ name: string; code: number | null; signal: NodeJS.Signals | null }>(
+    (resolve) => {
+      reportExit = resolve
+    },
+  )
 
   for (const spec of SERVICES) {
     const port = portOf(spec, env)
     const dir = appDir(spec)
     const entry = options.watch ? path.join(dir, 'src', 'main.ts') : path.join(dir, 'dist', 'main.js')
-    if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`pnpm build\` (pnpm start does it for you)`)
+    if (!existsSync(entry))
+      throw new Error(`${entry} is missing: run \`pnpm build\` (pnpm start does it for you)`)
     const args = options.watch
-      ? [path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'watch', '--clear-screen=false', entry]
+      ? [
+          path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+          'watch',
+          '--clear-screen=false',
+          entry,
+        ]
       : ['--enable-source-maps', entry]
     const child = spawn(process.execPath, args, {
       cwd: dir,

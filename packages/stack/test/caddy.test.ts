@@ -52,17 +52,27 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
       XDG_DATA_HOME: caddyDir,
       PROXY_PORT: String(proxyPort),
     }
-    for (const spec of SERVICES) env[`${HOST_ENV[spec.name]}_UPSTREAM`] = `127.0.0.1:${stack.ports[spec.name]}`
-    caddy = spawn('caddy', ['run', '--config', CADDYFILE, '--adapter', 'caddyfile'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    for (const spec of SERVICES)
+      env[`${HOST_ENV[spec.name]}_UPSTREAM`] = `127.0.0.1:${stack.ports[spec.name]}`
+    caddy = spawn('caddy', ['run', '--config', CADDYFILE, '--adapter', 'caddyfile'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     caddy.stdout!.on('data', (c: Buffer) => caddyOutput.push(c.toString()))
     caddy.stderr!.on('data', (c: Buffer) => caddyOutput.push(c.toString()))
     const deadline = Date.now() + 15_000
     for (;;) {
       try {
-        await get({ host: '127.0.0.1', port: proxyPort, path: '/healthz', headers: { host: 'keys.localhost' } })
+        await get({
+          host: '127.0.0.1',
+          port: proxyPort,
+          path: '/healthz',
+          headers: { host: 'keys.localhost' },
+        })
         break
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`caddy did not start: ${caddyOutput.join('')} ${String(err)}`)
+        if (Date.now() > deadline)
+          throw new Error(`caddy did not start: ${caddyOutput.join('')} ${String(err)}`)
         await new Promise((r) => setTimeout(r, 200))
       }
     }
@@ -74,15 +84,23 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
     rmSync(caddyDir, { recursive: true, force: true })
   })
 
-  it.each(SERVICES.map((s) => [s.defaultHost, s.name]))('when the Host is %s, then %s answers', async (host, name) => {
-    const res = await get({ host: '127.0.0.1', port: proxyPort, path: '/metrics', headers: { host } })
-    expect(res.status).toBe(200)
-    // Each service labels its metrics with its own name.
-    expect(res.body).toContain(`service="${name}"`)
-  })
+  it.each(SERVICES.map((s) => [s.defaultHost, s.name]))(
+    'when the Host is %s, then %s answers',
+    async (host, name) => {
+      const res = await get({ host: '127.0.0.1', port: proxyPort, path: '/metrics', headers: { host } })
+      expect(res.status).toBe(200)
+      // Each service labels its metrics with its own name.
+      expect(res.body).toContain(`service="${name}"`)
+    },
+  )
 
   it('when the Host is unknown, then caddy answers 404 in JSON', async () => {
-    const res = await get({ host: '127.0.0.1', port: proxyPort, path: '/healthz', headers: { host: 'nobody.localhost' } })
+    const res = await get({
+      host: '127.0.0.1',
+      port: proxyPort,
+      path: '/healthz',
+      headers: { host: 'nobody.localhost' },
+    })
     expect(res.status).toBe(404)
     expect(JSON.parse(res.body)).toEqual({ error: { code: 'not_found', message: 'unknown host' } })
   })

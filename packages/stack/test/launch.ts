@@ -35,11 +35,18 @@ export async function launchStack(env: NodeJS.ProcessEnv): Promise<Launched> {
   }
   const child = spawn(
     process.execPath,
-    [path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO_ROOT, 'packages/stack/src/main.ts')],
-    { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...portEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+      path.join(REPO_ROOT, 'packages/stack/src/main.ts'),
+    ],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...portEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   )
   const lines: string[] = []
-  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (l) => lines.push(l))
+  for (const stream of [child.stdout!, child.stderr!])
+    createInterface({ input: stream }).on('line', (l) => lines.push(l))
   let exited = false
   const exit = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => {

@@ -43,7 +43,8 @@ describe('pnpm start (the stack launcher)', () => {
   it('when DATABASE_URL (and REDIS_URL, if this run has one) are set, then all four use those servers', async () => {
     const env: NodeJS.ProcessEnv = { DATABASE_URL: process.env.DATABASE_URL }
     if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL
-    for (const spec of SERVICES) env[`${spec.envPrefix}_DATABASE_SCHEMA`] = uniqueName(`stack_${spec.name.replace('-', '_')}`)
+    for (const spec of SERVICES)
+      env[`${spec.envPrefix}_DATABASE_SCHEMA`] = uniqueName(`stack_${spec.name.replace('-', '_')}`)
     const stack = await launchStack(env)
     await expectAllReady(stack.ports)
     expect(stack.lines.some((l) => l.includes('embedded Postgres'))).toBe(false)

@@ -4,14 +4,25 @@ import { schemaDrift } from '@quartet/core/testing/schema-drift'
 import { createApp } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
 
-const deps = useTestDeps({ migrationsDir: path.join(__dirname, '../../prisma/migrations'), prefix: 'design', createDb })
+const deps = useTestDeps({
+  migrationsDir: path.join(__dirname, '../../prisma/migrations'),
+  prefix: 'design',
+  createDb,
+})
 const app = () =>
-  createApp({ config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' }, logger: silentLogger(), db: deps.db, kv: deps.kv })
+  createApp({
+    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+    logger: silentLogger(),
+    db: deps.db,
+    kv: deps.kv,
+  })
 
 describe('design-archive skeleton', () => {
   it('when migrated, then the tables match schema.prisma column for column', async () => {
     const schemaPrismaPath = path.join(__dirname, '../../prisma/schema.prisma')
-    expect(await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema })).toEqual([])
+    expect(
+      await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema }),
+    ).toEqual([])
   })
 
   it('when the schema is migrated, then every model round-trips through the generated client', async () => {
@@ -24,7 +35,10 @@ describe('design-archive skeleton', () => {
       },
       include: { documents: true },
     })
-    const read = await deps.db.release.findUniqueOrThrow({ where: { version: '1.0.0' }, include: { documents: true } })
+    const read = await deps.db.release.findUniqueOrThrow({
+      where: { version: '1.0.0' },
+      include: { documents: true },
+    })
     expect(read).toEqual(release)
     expect(Buffer.from(read.documents[0]!.body)).toEqual(body)
   })
@@ -36,7 +50,9 @@ describe('design-archive skeleton', () => {
   it('when probed, then health, readiness, metrics and the JSON 404 answer in the code envelope', async () => {
     await expectOperationalEndpoints(app(), {
       checks: ['database', 'kv'],
-      notFoundBody: (id) => ({ error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id } }),
+      notFoundBody: (id) => ({
+        error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id },
+      }),
     })
   })
 })

@@ -4,23 +4,42 @@ import { schemaDrift } from '@quartet/core/testing/schema-drift'
 import { createApp } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
 
-const deps = useTestDeps({ migrationsDir: path.join(__dirname, '../../prisma/migrations'), prefix: 'dns', createDb })
+const deps = useTestDeps({
+  migrationsDir: path.join(__dirname, '../../prisma/migrations'),
+  prefix: 'dns',
+  createDb,
+})
 const app = () =>
-  createApp({ config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' }, logger: silentLogger(), db: deps.db, kv: deps.kv })
+  createApp({
+    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+    logger: silentLogger(),
+    db: deps.db,
+    kv: deps.kv,
+  })
 
 describe('dns-manager skeleton', () => {
   it('when migrated, then the tables match schema.prisma column for column', async () => {
     const schemaPrismaPath = path.join(__dirname, '../../prisma/schema.prisma')
-    expect(await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema })).toEqual([])
+    expect(
+      await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema }),
+    ).toEqual([])
   })
 
   it('when the schema is migrated, then every model round-trips through the generated client', async () => {
     const created = await deps.db.account.create({
-      data: { email: 'owner@example.test', balanceCents: 500, ipAllowList: ['192.0.2.0/24', '2001:db8::/32'] },
+      data: {
+        email: 'owner@example.test',
+        balanceCents: 500,
+        ipAllowList: ['192.0.2.0/24', '2001:db8::/32'],
+      },
     })
     const read = await deps.db.account.findUniqueOrThrow({ where: { id: created.id } })
     expect(read).toEqual(created)
-    expect(read).toMatchObject({ quotaTotal: 5, apiAccessEnabled: true, ipAllowList: ['192.0.2.0/24', '2001:db8::/32'] })
+    expect(read).toMatchObject({
+      quotaTotal: 5,
+      apiAccessEnabled: true,
+      ipAllowList: ['192.0.2.0/24', '2001:db8::/32'],
+    })
   })
 
   it('when a balance would go negative, then the database refuses it', async () => {

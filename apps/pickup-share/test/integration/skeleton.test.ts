@@ -4,14 +4,25 @@ import { schemaDrift } from '@quartet/core/testing/schema-drift'
 import { createApp } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
 
-const deps = useTestDeps({ migrationsDir: path.join(__dirname, '../../prisma/migrations'), prefix: 'share', createDb })
+const deps = useTestDeps({
+  migrationsDir: path.join(__dirname, '../../prisma/migrations'),
+  prefix: 'share',
+  createDb,
+})
 const app = () =>
-  createApp({ config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' }, logger: silentLogger(), db: deps.db, kv: deps.kv })
+  createApp({
+    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+    logger: silentLogger(),
+    db: deps.db,
+    kv: deps.kv,
+  })
 
 describe('pickup-share skeleton', () => {
   it('when migrated, then the tables match schema.prisma column for column', async () => {
     const schemaPrismaPath = path.join(__dirname, '../../prisma/schema.prisma')
-    expect(await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema })).toEqual([])
+    expect(
+      await schemaDrift({ schemaPrismaPath, url: deps.database.url, schema: deps.database.schema }),
+    ).toEqual([])
   })
 
   it('when the schema is migrated, then every model round-trips through the generated client', async () => {
@@ -25,7 +36,9 @@ describe('pickup-share skeleton', () => {
   it('when probed, then health, readiness, metrics and the JSON 404 answer in the code envelope', async () => {
     await expectOperationalEndpoints(app(), {
       checks: ['database', 'kv'],
-      notFoundBody: (id) => ({ error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id } }),
+      notFoundBody: (id) => ({
+        error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id },
+      }),
     })
   })
 })
