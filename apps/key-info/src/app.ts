@@ -1,19 +1,63 @@
-import type { KeyValueStore } from '@quartet/core/kv'
+import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
+import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
+import { serveOpenApi } from '@quartet/core/openapi'
+import { createRateLimiter } from '@quartet/core/rate-limit'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
+import { registerKeyRoute } from './http/key.ts'
+import { registerKeysRoutes } from './http/keys.ts'
+import { keyInfoOpenApi } from './http/openapi.ts'
+import { registerUsageRoute } from './http/usage.ts'
 import type { Db } from './store/db.ts'
+import { createFreeModelCounter } from './store/free-model-counter.ts'
+import { createKeyRepository } from './store/key-repository.ts'
+import { createUsageRepository } from './store/usage-repository.ts'
+
+export type AppConfig = Pick<
+  TConfig,
+  | 'TRUST_PROXY'
+  | 'BODY_LIMIT'
+  | 'KEY_RATE_LIMIT_PER_MINUTE'
+  | 'FREE_MODEL_DAILY_LIMIT'
+  | 'FREE_TIER_FREE_MODEL_DAILY_LIMIT'
+>
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'>
+  config: AppConfig
   logger: Logger
   db: Db
   kv: KeyValueStore
+  /** Injectable for tests that stand on a window boundary. */
+  clock?: Clock
 }
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
+  const clock = deps.clock ?? systemClock
+  const freeModel = createFreeModelCounter(deps.kv)
+  const keys = {
+    keys: createKeyRepository(deps.db),
+    freeModel,
+    clock,
+    policy: {
+      rateLimitPerMinute: deps.config.KEY_RATE_LIMIT_PER_MINUTE,
+      freeModelDailyLimit: deps.config.FREE_MODEL_DAILY_LIMIT,
+      freeTierFreeModelDailyLimit: deps.config.FREE_TIER_FREE_MODEL_DAILY_LIMIT,
+    },
+  }
+  const routeDeps = {
+    keys,
+    usage: { usage: createUsageRepository(deps.db), freeModel, clock },
+    limiter: createRateLimiter({
+      kv: deps.kv,
+      name: 'key-info:key',
+      points: deps.config.KEY_RATE_LIMIT_PER_MINUTE,
+      durationSec: 60,
+    }),
+  }
+  const openApi = keyInfoOpenApi()
   const { app } = createHttpApp(
     {
       name: 'key-info',
@@ -26,8 +70,11 @@ export function createApp(deps: AppDeps): Express {
         kv: () => deps.kv.ping(),
       },
     },
-    () => {
-      // /api/v1/key, /api/v1/keys and /api/v1/usage arrive with the key-info issue.
+    (app) => {
+      serveOpenApi(app, openApi)
+      registerKeyRoute(app, routeDeps)
+      registerKeysRoutes(app, routeDeps)
+      registerUsageRoute(app, routeDeps)
     },
   )
   return app

@@ -1,0 +1,16 @@
+import { defineErrorCodes } from '@quartet/core/errors'
+
+/** key-info's domain codes; the envelope shows only the HTTP status, the log shows the code. */
+export const keyInfoErrorStatus = defineErrorCodes({
+  missing_authentication: 401,
+  invalid_api_key: 401,
+  api_key_disabled: 401,
+  api_key_expired: 401,
+  management_key_required: 403,
+  key_not_found: 404,
+} as const)
+
+declare module '@quartet/core/errors' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface ErrorCodeTable extends Readonly<typeof keyInfoErrorStatus> {}
+}

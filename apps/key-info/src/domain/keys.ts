@@ -1,0 +1,325 @@
+import { generateToken, hashToken, maskToken } from '@quartet/core/auth'
+import type { Clock } from '@quartet/core/clock'
+import { ApiError } from '@quartet/core/errors'
+import './errors.ts'
+import { microsToUsd } from './money.ts'
+import type {
+  DataRegion,
+  FreeModelCounter,
+  KeyPatch,
+  KeyRow,
+  KeyStore,
+  KeyWithUsage,
+  LimitReset,
+} from './ports.ts'
+import { usageWindows } from './windows.ts'
+
+/** Every key starts with this: it names the service and the key format's version. */
+export const KEY_PREFIX = 'sk-qk-v1-'
+/** 32 random bytes = 256 bits. */
+export const KEY_BYTES = 32
+
+export interface KeyPolicy {
+  rateLimitPerMinute: number
+  freeModelDailyLimit: number
+  freeTierFreeModelDailyLimit: number
+}
+
+export interface KeyDeps {
+  keys: KeyStore
+  freeModel: FreeModelCounter
+  clock: Clock
+  policy: KeyPolicy
+}
+
+/** The record of GET /api/v1/key (seed part B), wire names. */
+export interface KeyRecord {
+  label: string
+  limit: number | null
+  limit_remaining: number | null
+  limit_reset: LimitReset | null
+  include_byok_in_limit: boolean
+  usage: number
+  usage_daily: number
+  usage_weekly: number
+  usage_monthly: number
+  byok_usage: number
+  byok_usage_daily: number
+  byok_usage_weekly: number
+  byok_usage_monthly: number
+  is_free_tier: boolean
+  is_management_key: boolean
+  is_provisioning_key: boolean
+  free_model_daily_requests: { limit: number; used: number; remaining: number }
+  rate_limit: { interval: string; requests: number; note: string }
+  allowed_data_regions: DataRegion[]
+  creator_user_id: string
+  organization_id: string | null
+  workspace_id: string
+  expires_at: string | null
+}
+
+/** One item of the management API (`GET /api/v1/keys`, …). */
+export interface ManagedKey {
+  hash: string
+  name: string
+  label: string
+  disabled: boolean
+  limit: number | null
+  limit_remaining: number | null
+  limit_reset: LimitReset | null
+  include_byok_in_limit: boolean
+  usage: number
+  usage_daily: number
+  usage_weekly: number
+  usage_monthly: number
+  byok_usage: number
+  byok_usage_daily: number
+  byok_usage_weekly: number
+  byok_usage_monthly: number
+  is_management_key: boolean
+  is_free_tier: boolean
+  allowed_data_regions: DataRegion[]
+  free_model_daily_limit: number | null
+  created_at: string
+  updated_at: string
+  expires_at: string | null
+  creator_user_id: string
+  workspace_id: string
+}
+
+const NO_USAGE = {
+  usageDaily: 0n,
+  usageWeekly: 0n,
+  usageMonthly: 0n,
+  byokDaily: 0n,
+  byokWeekly: 0n,
+  byokMonthly: 0n,
+  freeModelRequestsToday: 0,
+}
+
+// --- authentication ---------------------------------------------------------------------------
+
+/** Disabled and expired keys are refused with their own messages; an unknown key with another. */
+function checkUsable<K extends KeyRow>(key: K | null, now: Date): K {
+  if (!key) throw new ApiError('invalid_api_key', 'Invalid API key')
+  if (key.disabled) throw new ApiError('api_key_disabled', 'API key disabled')
+  if (key.expiresAt && key.expiresAt.getTime() <= now.getTime())
+    throw new ApiError('api_key_expired', 'API key expired')
+  return key
+}
+
+export async function authenticate(deps: Pick<KeyDeps, 'keys' | 'clock'>, token: string): Promise<KeyRow> {
+  return checkUsable(await deps.keys.find(hashToken(token)), deps.clock.now())
+}
+
+export function requireManagementKey(key: KeyRow): void {
+  if (!key.isManagementKey)
+    throw new ApiError('management_key_required', 'Only management keys can perform this operation')
+}
+
+// --- GET /api/v1/key ----------------------------------------------------------------------------
+
+/** The calling key's record: one bounded database read plus the day's free-model counter from kv. */
+export async function describeKey(deps: KeyDeps, token: string): Promise<KeyRecord> {
+  const now = deps.clock.now()
+  const windows = usageWindows(now)
+  const hash = hashToken(token)
+  const [row, mirrored] = await Promise.all([
+    deps.keys.findWithUsage(hash, windows),
+    deps.freeModel.read(hash, windows.today).catch(() => null),
+  ])
+  const key = checkUsable(row, now)
+  // Postgres holds the durable count; kv only ever mirrors committed totals, so the larger of the
+  // two is the count: a lost kv cannot reset it, and kv can never hold more than was committed.
+  const used = Math.max(key.windows.freeModelRequestsToday, mirrored ?? 0)
+  const limit = freeModelLimit(key, deps.policy)
+  return {
+    label: key.label,
+    limit: key.limitMicros === null ? null : microsToUsd(key.limitMicros),
+    limit_remaining: limitRemaining(key),
+    limit_reset: key.limitReset,
+    include_byok_in_limit: key.includeByokInLimit,
+    ...usageFields(key),
+    is_free_tier: key.isFreeTier,
+    is_management_key: key.isManagementKey,
+    is_provisioning_key: key.isManagementKey,
+    free_model_daily_requests: { limit, used, remaining: Math.max(0, limit - used) },
+    rate_limit: {
+      interval: '1m',
+      requests: deps.policy.rateLimitPerMinute,
+      note: 'This field is deprecated and safe to ignore.',
+    },
+    allowed_data_regions: key.allowedDataRegions,
+    creator_user_id: key.creatorUserId,
+    organization_id: key.organizationId,
+    workspace_id: key.workspaceId,
+    expires_at: key.expiresAt?.toISOString() ?? null,
+  }
+}
+
+export function freeModelLimit(key: KeyRow, policy: KeyPolicy): number {
+  return (
+    key.freeModelDailyLimit ??
+    (key.isFreeTier ? policy.freeTierFreeModelDailyLimit : policy.freeModelDailyLimit)
+  )
+}
+
+/** max(0, limit − spend in the reset period − BYOK spend in it when it counts); null when unlimited. */
+export function limitRemaining(key: KeyWithUsage): number | null {
+  if (key.limitMicros === null) return null
+  const w = key.windows
+  const [spent, byok] =
+    key.limitReset === 'daily'
+      ? [w.usageDaily, w.byokDaily]
+      : key.limitReset === 'weekly'
+        ? [w.usageWeekly, w.byokWeekly]
+        : key.limitReset === 'monthly'
+          ? [w.usageMonthly, w.byokMonthly]
+          : [key.usageMicros, key.byokUsageMicros]
+  const remaining = key.limitMicros - spent - (key.includeByokInLimit ? byok : 0n)
+  return microsToUsd(remaining > 0n ? remaining : 0n)
+}
+
+function usageFields(key: KeyWithUsage) {
+  const w = key.windows
+  return {
+    usage: microsToUsd(key.usageMicros),
+    usage_daily: microsToUsd(w.usageDaily),
+    usage_weekly: microsToUsd(w.usageWeekly),
+    usage_monthly: microsToUsd(w.usageMonthly),
+    byok_usage: microsToUsd(key.byokUsageMicros),
+    byok_usage_daily: microsToUsd(w.byokDaily),
+    byok_usage_weekly: microsToUsd(w.byokWeekly),
+    byok_usage_monthly: microsToUsd(w.byokMonthly),
+  }
+}
+
+export function toManagedKey(key: KeyWithUsage): ManagedKey {
+  return {
+    hash: key.hash,
+    name: key.name,
+    label: key.label,
+    disabled: key.disabled,
+    limit: key.limitMicros === null ? null : microsToUsd(key.limitMicros),
+    limit_remaining: limitRemaining(key),
+    limit_reset: key.limitReset,
+    include_byok_in_limit: key.includeByokInLimit,
+    ...usageFields(key),
+    is_management_key: key.isManagementKey,
+    is_free_tier: key.isFreeTier,
+    allowed_data_regions: key.allowedDataRegions,
+    free_model_daily_limit: key.freeModelDailyLimit,
+    created_at: key.createdAt.toISOString(),
+    updated_at: key.updatedAt.toISOString(),
+    expires_at: key.expiresAt?.toISOString() ?? null,
+    creator_user_id: key.creatorUserId,
+    workspace_id: key.workspaceId,
+  }
+}
+
+// --- management -------------------------------------------------------------------------------
+
+export interface CreateKeyInput {
+  name: string
+  limitMicros: bigint | null
+  limitReset: LimitReset | null
+  includeByokInLimit: boolean
+  expiresAt: Date | null
+  isManagementKey: boolean
+  isFreeTier: boolean
+  allowedDataRegions: DataRegion[]
+  freeModelDailyLimit: number | null
+}
+
+function assertFuture(expiresAt: Date | null | undefined, now: Date): void {
+  if (expiresAt && expiresAt.getTime() <= now.getTime())
+    throw new ApiError('bad_request', 'expires_at must be in the future')
+}
+
+/**
+ * Mints a key: 256 random bits behind the service prefix. Only the SHA-256 is stored; the
+ * plaintext is returned here once and can never be read again.
+ */
+export async function createKey(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  owner: { workspaceId: string; creatorUserId: string },
+  input: CreateKeyInput,
+): Promise<{ key: string; data: ManagedKey }> {
+  assertFuture(input.expiresAt, deps.clock.now())
+  const token = generateToken(KEY_PREFIX, KEY_BYTES)
+  const row = await deps.keys.create({
+    hash: hashToken(token),
+    workspaceId: owner.workspaceId,
+    creatorUserId: owner.creatorUserId,
+    label: maskToken(token),
+    ...input,
+  })
+  return { key: token, data: toManagedKey({ ...row, windows: NO_USAGE }) }
+}
+
+/** A management key creates a key in its own workspace; the key's creator is the caller's creator. */
+export async function createWorkspaceKey(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  caller: KeyRow,
+  input: CreateKeyInput,
+): Promise<{ key: string; data: ManagedKey }> {
+  requireManagementKey(caller)
+  return createKey(deps, { workspaceId: caller.workspaceId, creatorUserId: caller.creatorUserId }, input)
+}
+
+export async function listKeys(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  caller: KeyRow,
+  page: { offset: number; limit: number; includeDisabled: boolean },
+): Promise<ManagedKey[]> {
+  requireManagementKey(caller)
+  const rows = await deps.keys.listWithUsage(caller.workspaceId, page, usageWindows(deps.clock.now()))
+  return rows.map(toManagedKey)
+}
+
+/** A key of the caller's workspace; another workspace's key is as unknown as a missing one. */
+async function findOwnKey(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  caller: KeyRow,
+  hash: string,
+): Promise<KeyWithUsage> {
+  const key = await deps.keys.findWithUsage(hash, usageWindows(deps.clock.now()))
+  if (!key || key.workspaceId !== caller.workspaceId)
+    throw new ApiError('key_not_found', `no key with hash ${hash}`)
+  return key
+}
+
+export async function getKey(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  caller: KeyRow,
+  hash: string,
+): Promise<ManagedKey> {
+  requireManagementKey(caller)
+  return toManagedKey(await findOwnKey(deps, caller, hash))
+}
+
+export async function updateKey(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  caller: KeyRow,
+  hash: string,
+  patch: KeyPatch,
+): Promise<ManagedKey> {
+  requireManagementKey(caller)
+  const now = deps.clock.now()
+  assertFuture(patch.expiresAt, now)
+  const updated = await deps.keys.update(caller.workspaceId, hash, patch, now)
+  if (!updated) throw new ApiError('key_not_found', `no key with hash ${hash}`)
+  return toManagedKey(await findOwnKey(deps, caller, hash))
+}
+
+export async function deleteKey(
+  deps: Pick<KeyDeps, 'keys' | 'clock'>,
+  caller: KeyRow,
+  hash: string,
+): Promise<{ deleted: true }> {
+  requireManagementKey(caller)
+  if (!(await deps.keys.delete(caller.workspaceId, hash)))
+    throw new ApiError('key_not_found', `no key with hash ${hash}`)
+  return { deleted: true }
+}

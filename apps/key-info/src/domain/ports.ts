@@ -1,0 +1,137 @@
+/** What the domain needs from storage; src/store implements it over Prisma/Postgres. */
+import type { UsageWindows } from './windows.ts'
+
+export const LIMIT_RESETS = ['daily', 'weekly', 'monthly'] as const
+export type LimitReset = (typeof LIMIT_RESETS)[number]
+
+export const DATA_REGIONS = ['global', 'europe', 'us'] as const
+export type DataRegion = (typeof DATA_REGIONS)[number]
+
+export interface KeyRow {
+  hash: string
+  workspaceId: string
+  name: string
+  label: string
+  disabled: boolean
+  limitMicros: bigint | null
+  limitReset: LimitReset | null
+  includeByokInLimit: boolean
+  isManagementKey: boolean
+  isFreeTier: boolean
+  allowedDataRegions: DataRegion[]
+  freeModelDailyLimit: number | null
+  creatorUserId: string
+  organizationId: string | null
+  /** All-time totals, µUSD. */
+  usageMicros: bigint
+  byokUsageMicros: bigint
+  expiresAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** Sums of the daily rollups inside the current windows, µUSD; free-model requests of today. */
+export interface WindowUsage {
+  usageDaily: bigint
+  usageWeekly: bigint
+  usageMonthly: bigint
+  byokDaily: bigint
+  byokWeekly: bigint
+  byokMonthly: bigint
+  freeModelRequestsToday: number
+}
+
+export type KeyWithUsage = KeyRow & { windows: WindowUsage }
+
+export interface NewKey {
+  hash: string
+  workspaceId: string
+  name: string
+  label: string
+  limitMicros: bigint | null
+  limitReset: LimitReset | null
+  includeByokInLimit: boolean
+  isManagementKey: boolean
+  isFreeTier: boolean
+  allowedDataRegions: DataRegion[]
+  freeModelDailyLimit: number | null
+  creatorUserId: string
+  expiresAt: Date | null
+}
+
+export interface KeyPatch {
+  name?: string
+  disabled?: boolean
+  limitMicros?: bigint | null
+  limitReset?: LimitReset | null
+  includeByokInLimit?: boolean
+  expiresAt?: Date | null
+  allowedDataRegions?: DataRegion[]
+}
+
+export interface KeyStore {
+  /** The key and its window sums in one bounded read (key row + at most ~37 rollup rows). */
+  findWithUsage(hash: string, windows: UsageWindows): Promise<KeyWithUsage | null>
+  find(hash: string): Promise<KeyRow | null>
+  listWithUsage(
+    workspaceId: string,
+    page: { offset: number; limit: number; includeDisabled: boolean },
+    windows: UsageWindows,
+  ): Promise<KeyWithUsage[]>
+  /** Creates the key in its workspace (which must exist). */
+  create(key: NewKey): Promise<KeyRow>
+  createWorkspace(name: string): Promise<string>
+  workspaceExists(id: string): Promise<boolean>
+  /** Null when no such key in that workspace. */
+  update(workspaceId: string, hash: string, patch: KeyPatch, now: Date): Promise<KeyRow | null>
+  delete(workspaceId: string, hash: string): Promise<boolean>
+}
+
+export interface UsageEventInput {
+  id: string
+  keyHash: string
+  amountMicros: bigint
+  byok: boolean
+  freeModel: boolean
+  occurredAt: Date
+  /** Whether the caller gave occurred_at (else it is the arrival time, and ignored when comparing replays). */
+  occurredAtGiven: boolean
+}
+
+export interface StoredUsageEvent {
+  id: string
+  keyHash: string
+  amountMicros: bigint
+  byok: boolean
+  freeModel: boolean
+  occurredAt: Date
+}
+
+export type StoreOutcome =
+  { kind: 'inserted' } | { kind: 'unknown_key' } | { kind: 'exists'; stored: StoredUsageEvent }
+
+export interface FreeModelTotal {
+  keyHash: string
+  day: string
+  total: number
+}
+
+export interface UsageStore {
+  /**
+   * In one transaction: locks the workspace's keys named by the events (in hash order, so
+   * concurrent batches cannot deadlock), inserts the events whose id is new, and adds exactly
+   * those to the daily rollups and the all-time totals. Returns an outcome per event id and
+   * the free-model totals of every (key, day) it touched.
+   */
+  record(
+    workspaceId: string,
+    events: UsageEventInput[],
+  ): Promise<{ outcomes: Map<string, StoreOutcome>; freeModelTotals: FreeModelTotal[] }>
+}
+
+/** The per-key, per-UTC-day free-model counter in kv: a mirror of committed Postgres totals. */
+export interface FreeModelCounter {
+  read(keyHash: string, day: string): Promise<number | null>
+  /** Raise the mirror to a committed total (never lowers it), expiring after the day. */
+  raise(keyHash: string, day: string, total: number, ttlMs: number): Promise<void>
+}

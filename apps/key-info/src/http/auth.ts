@@ -1,0 +1,56 @@
+import { hashToken, parseBearer } from '@quartet/core/auth'
+import { ApiError } from '@quartet/core/errors'
+import { type RateLimiter, rateLimitError, setRateLimitHeaders } from '@quartet/core/rate-limit'
+import type { Request, RequestHandler, Response } from 'express'
+import { authenticate, type KeyDeps, requireManagementKey } from '../domain/keys.ts'
+import type { KeyRow } from '../domain/ports.ts'
+
+/**
+ * Bearer key → per-key rate limit. The limit is spent before the database is asked, keyed by the
+ * key's hash (never the key itself), so a flood on one key costs no queries once it is over.
+ */
+async function bearerToken(req: Request, res: Response, limiter: RateLimiter): Promise<string> {
+  const bearer = parseBearer(req.headers.authorization)
+  if (bearer.kind === 'missing') throw new ApiError('missing_authentication', 'Missing Authentication header')
+  if (bearer.kind === 'wrong_scheme')
+    throw new ApiError('invalid_api_key', 'Authorization header must use the Bearer scheme')
+  const decision = await limiter.consume(hashToken(bearer.token))
+  setRateLimitHeaders(res, decision)
+  if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
+  return bearer.token
+}
+
+/** Any key may call (GET /api/v1/key checks the key itself, in the same read as its usage). */
+export function bearerKey(limiter: RateLimiter): RequestHandler {
+  return async (req, res, next) => {
+    res.locals.token = await bearerToken(req, res, limiter)
+    next()
+  }
+}
+
+export function tokenOf(res: Response): string {
+  return res.locals.token as string
+}
+
+/**
+ * 401 for a missing, unknown, disabled or expired key, 429 over the key's rate, then 403 for a
+ * key that is not a management key: all before any input is looked at. The key becomes `callerOf(res)`.
+ */
+export function managementKey(limiter: RateLimiter, deps: Pick<KeyDeps, 'keys' | 'clock'>): RequestHandler {
+  return async (req, res, next) => {
+    const caller = await authenticate(deps, await bearerToken(req, res, limiter))
+    requireManagementKey(caller)
+    res.locals.caller = caller
+    next()
+  }
+}
+
+export function callerOf(res: Response): KeyRow {
+  return res.locals.caller as KeyRow
+}
+
+/** Key facts change with every usage event: no cache may keep them. */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.set('Cache-Control', 'no-store')
+  next()
+}

@@ -1,0 +1,67 @@
+import type { OperationDoc } from '@quartet/core/openapi'
+import type { Express } from 'express'
+import { z } from 'zod'
+import { describeKey } from '../domain/keys.ts'
+import { bearerKey, noStore, tokenOf } from './auth.ts'
+import type { RouteDeps } from './deps.ts'
+import { ZDataRegions, ZError, ZLimitReset } from './schemas.ts'
+
+/** The key record of seed part B, field for field. Amounts are USD. */
+export const ZKeyRecord = z
+  .object({
+    label: z.string().describe('masked key: leading and trailing characters with ...'),
+    limit: z.number().nullable().describe('spending limit in USD; null when unlimited'),
+    limit_remaining: z.number().nullable(),
+    limit_reset: ZLimitReset.nullable(),
+    include_byok_in_limit: z.boolean(),
+    usage: z.number(),
+    usage_daily: z.number(),
+    usage_weekly: z.number(),
+    usage_monthly: z.number(),
+    byok_usage: z.number(),
+    byok_usage_daily: z.number(),
+    byok_usage_weekly: z.number(),
+    byok_usage_monthly: z.number(),
+    is_free_tier: z.boolean(),
+    is_management_key: z.boolean(),
+    is_provisioning_key: z.boolean(),
+    free_model_daily_requests: z
+      .object({ limit: z.number().int(), used: z.number().int(), remaining: z.number().int() })
+      .strict(),
+    rate_limit: z
+      .object({ interval: z.string(), requests: z.number().int(), note: z.string() })
+      .strict()
+      .describe('deprecated; ignore'),
+    allowed_data_regions: ZDataRegions,
+    creator_user_id: z.string(),
+    organization_id: z.string().nullable(),
+    workspace_id: z.string(),
+    expires_at: z.string().nullable(),
+  })
+  .strict()
+export type TKeyRecord = z.infer<typeof ZKeyRecord>
+export const ZKeyResponse = z.object({ data: ZKeyRecord }).strict()
+
+export function registerKeyRoute(app: Express, deps: RouteDeps): void {
+  app.get('/api/v1/key', noStore, bearerKey(deps.limiter), async (_req, res) => {
+    const data: TKeyRecord = await describeKey(deps.keys, tokenOf(res))
+    res.json({ data })
+  })
+}
+
+export const keyOperations: OperationDoc[] = [
+  {
+    method: 'get',
+    path: '/api/v1/key',
+    operationId: 'getCurrentKey',
+    summary: 'Facts about the calling API key: spend, usage windows, limits, flags, expiry',
+    tags: ['key'],
+    security: ['bearer'],
+    responses: {
+      200: { description: 'the key record', schema: ZKeyResponse },
+      401: { description: 'missing, unknown, disabled or expired key', schema: ZError },
+      429: { description: 'per-key rate limit', schema: ZError, headers: { 'Retry-After': 'seconds' } },
+      500: { description: 'Internal Server Error', schema: ZError },
+    },
+  },
+]

@@ -1,0 +1,25 @@
+import { z } from 'zod'
+import { DATA_REGIONS, LIMIT_RESETS } from '../domain/ports.ts'
+import { MAX_AMOUNT_USD, usdToMicros } from '../domain/money.ts'
+
+/** USD as a JSON number ≥ 0 with at most 6 decimals (µUSD exact); strings, NaN, Infinity are refused. */
+export const ZUsd = z
+  .number({ message: 'must be a number (USD)' })
+  .min(0, 'must be at least 0')
+  .max(MAX_AMOUNT_USD, `must be at most ${MAX_AMOUNT_USD}`)
+  .refine((v) => usdToMicros(v) !== null, 'must have at most 6 decimal places (1 µUSD)')
+
+export const ZLimitReset = z.enum(LIMIT_RESETS)
+export const ZDataRegions = z
+  .array(z.enum(DATA_REGIONS))
+  .min(1, 'must name at least one region')
+  .refine((a) => new Set(a).size === a.length, 'must not repeat a region')
+
+/** An ISO 8601 timestamp in UTC (`Z`), e.g. 2027-01-01T00:00:00Z. */
+export const ZUtcTimestamp = z.iso.datetime({ message: 'must be an ISO 8601 UTC timestamp ending in Z' })
+
+export const ZKeyHash = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'must be the key hash: 64 lowercase hex characters')
+
+export const ZError = z.object({ error: z.object({ code: z.number().int(), message: z.string() }) })
