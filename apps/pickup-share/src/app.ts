@@ -1,19 +1,41 @@
 import type { KeyValueStore } from '@quartet/core/kv'
+import type { Clock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
 import type { Logger } from '@quartet/core/log'
+import { createOpenApiDocument, serveOpenApi } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
+import './domain/errors.ts'
+import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
+import type { Services } from './http/services.ts'
+import { registerShare, shareOperations } from './http/share.ts'
+import { registerUpload, uploadOperations } from './http/upload.ts'
+import { createServices, type ServicesConfig } from './services.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'>
+  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> & ServicesConfig
   logger: Logger
   db: Db
   kv: KeyValueStore
+  clock?: Clock
+  /** Already built services (main shares them with the sweeper); built from config otherwise. */
+  services?: Services
 }
+
+export const openApiDocument = createOpenApiDocument(
+  {
+    title: 'pickup-share',
+    version: '1.0.0',
+    description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
+    securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
+  },
+  [...uploadOperations, ...shareOperations, ...adminOperations],
+)
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
+  const services = deps.services ?? createServices(deps)
   const { app } = createHttpApp(
     {
       name: 'pickup-share',
@@ -26,8 +48,11 @@ export function createApp(deps: AppDeps): Express {
         kv: () => deps.kv.ping(),
       },
     },
-    () => {
-      // /api/* and the web pages arrive with the pickup-share issues.
+    (app) => {
+      serveOpenApi(app, openApiDocument)
+      registerUpload(app, services)
+      registerShare(app, services)
+      registerAdmin(app, services)
     },
   )
   return app

@@ -1,9 +1,61 @@
-import { baseConfigShape, type Env, loadConfig } from '@quartet/core/config'
+import { baseConfigShape, type Env, loadConfig, zBool, zInt } from '@quartet/core/config'
 import { z } from 'zod'
 
-export const ZConfig = z.object({
-  ...baseConfigShape({ port: 3004, schema: 'pickup_share', appName: 'pickup-share' }),
-})
+const optionalString = z.string().optional()
+
+export const ZConfig = z
+  .object({
+    ...baseConfigShape({ port: 3004, schema: 'pickup_share', appName: 'pickup-share' }),
+    /** Folder of the local-disk store ("blob"). */
+    BLOB_DIR: z.string().default('.data/blobs'),
+    /** S3-compatible bucket store ("bucket"); enabled only when endpoint, keys and bucket are all set. */
+    S3_ENDPOINT: z
+      .url({ message: 'must be a URL with scheme, e.g. http://s3.localhost:8080' })
+      .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
+      .optional(),
+    S3_ACCESS_KEY: optionalString,
+    S3_SECRET_KEY: optionalString,
+    S3_BUCKET: optionalString,
+    S3_REGION: z.string().default('us-east-1'),
+    /** Use S3 virtual-host addressing (bucket.host); path style (host/bucket) otherwise. */
+    S3_PATH_STYLE: zBool(true),
+    /** Presigned POST policies (exact key + content-length-range); false: presigned PUT + size check. */
+    S3_POST_POLICY: zBool(true),
+    /** Create the bucket at start-up when it is missing. */
+    S3_CREATE_BUCKET: zBool(false),
+    /** scrypt hash (`pnpm cli hash-password`) of the admin password; wins over ADMIN_PASSWORD. */
+    ADMIN_PASSWORD_HASH: optionalString,
+    ADMIN_PASSWORD: optionalString,
+    /** HMAC key of blob upload tokens (≥ 32 chars); random per process when unset (single node). */
+    UPLOAD_TOKEN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** How long an upload permission stays valid. */
+    UPLOAD_TOKEN_TTL_SECONDS: zInt(3600, 60, 7 * 24 * 3600),
+    /** Unshared uploads older than this are orphans: share refuses them, cleanup removes them. */
+    ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
+    /** Sweeper period (expired shares, orphans); 0 switches the in-process sweeper off. */
+    SWEEP_INTERVAL_SECONDS: zInt(300, 0, 86_400),
+    /** Origins allowed on state-changing admin requests; default: the request's own origin. */
+    ADMIN_ALLOWED_ORIGINS: z
+      .string()
+      .optional()
+      .transform((v) =>
+        v
+          ? v
+              .split(',')
+              .map((s) => s.trim().replace(/\/$/, ''))
+              .filter(Boolean)
+          : [],
+      ),
+  })
+  .superRefine((c, ctx) => {
+    const s3 = [c.S3_ENDPOINT, c.S3_ACCESS_KEY, c.S3_SECRET_KEY, c.S3_BUCKET]
+    if (s3.some(Boolean) && !s3.every(Boolean))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['S3_ENDPOINT'],
+        message: 'S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY and S3_BUCKET must be set together',
+      })
+  })
 export type TConfig = z.infer<typeof ZConfig>
 
 /** Every variable may also carry the app prefix (PICKUP_SHARE_PORT wins over PORT). */

@@ -1,18 +1,53 @@
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { createApp } from './app.ts'
 import { loadAppConfig } from './config.ts'
+import { BucketStore } from './storage/bucket-store.ts'
+import { createServices } from './services.ts'
 import { createDb } from './store/db.ts'
+import { SWEEP_LOCK_ID, withAdvisoryLock } from './store/lock-repository.ts'
 
 void runService({
   name: 'pickup-share',
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
-  build: ({ config, logger, kv }) => {
+  build: async ({ config, logger, kv }) => {
     const db = createDb({
       url: config.DATABASE_URL,
       schema: config.DATABASE_SCHEMA,
       poolSize: config.DATABASE_POOL_SIZE,
     })
-    return { app: createApp({ config, logger, db, kv }), close: () => db.$disconnect() }
+    if (!config.UPLOAD_TOKEN_SECRET)
+      logger.warn(
+        'UPLOAD_TOKEN_SECRET is not set: upload tokens are signed with a per-process key (single node only)',
+      )
+    if (!config.ADMIN_PASSWORD_HASH && !config.ADMIN_PASSWORD)
+      logger.warn('no ADMIN_PASSWORD_HASH or ADMIN_PASSWORD: the admin area is disabled')
+    const services = createServices({ config, logger, db, kv })
+    for (const driver of services.storage.all())
+      if (driver instanceof BucketStore && config.S3_CREATE_BUCKET) await driver.ensureBucket()
+    logger.info({ stores: services.storage.all().map((d) => `${d.kind}:${d.instance}`) }, 'storage ready')
+
+    let timer: NodeJS.Timeout | undefined
+    if (config.SWEEP_INTERVAL_SECONDS > 0) {
+      let running = false
+      timer = setInterval(() => {
+        if (running) return
+        running = true
+        withAdvisoryLock(db, SWEEP_LOCK_ID, () => services.cleanup.sweep())
+          .then((result) => result && logger.info(result, 'sweep done'))
+          .catch((err) => logger.error({ err }, 'sweep failed'))
+          .finally(() => {
+            running = false
+          })
+      }, config.SWEEP_INTERVAL_SECONDS * 1000)
+      timer.unref()
+    }
+    return {
+      app: createApp({ config, logger, db, kv, services }),
+      close: async () => {
+        clearInterval(timer)
+        await db.$disconnect()
+      },
+    }
   },
 })

@@ -3,6 +3,7 @@ import { expectOperationalEndpoints, silentLogger, useTestDeps } from '@quartet/
 import { schemaDrift } from '@quartet/core/testing/schema-drift'
 import { createApp } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
+import { testConfig } from '../support/harness.ts'
 
 const deps = useTestDeps({
   migrationsDir: path.join(__dirname, '../../prisma/migrations'),
@@ -11,7 +12,7 @@ const deps = useTestDeps({
 })
 const app = () =>
   createApp({
-    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+    config: testConfig(),
     logger: silentLogger(),
     db: deps.db,
     kv: deps.kv,
@@ -40,5 +41,27 @@ describe('pickup-share skeleton', () => {
         error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id },
       }),
     })
+  })
+
+  it('when /openapi.json is read, then it is OpenAPI 3.1 and lists every public and admin path', async () => {
+    const { default: request } = await import('supertest')
+    const res = await request(app()).get('/openapi.json').expect(200)
+    expect(res.body.openapi).toBe('3.1.0')
+    expect(Object.keys(res.body.paths).sort()).toEqual([
+      '/api/admin/audit',
+      '/api/admin/authcodes',
+      '/api/admin/login',
+      '/api/admin/logout',
+      '/api/admin/settings',
+      '/api/admin/shares',
+      '/api/blob/upload',
+      '/api/download',
+      '/api/share',
+      '/api/take',
+      '/api/upload',
+    ])
+    expect(
+      res.body.paths['/api/share'].post.requestBody.content['application/json'].schema.properties,
+    ).toHaveProperty('maxDownloads')
   })
 })

@@ -1,0 +1,91 @@
+import type { Clock } from '@quartet/core/clock'
+import { ApiError } from '@quartet/core/errors'
+import { generateToken, hashToken, safeEqual, verifyPassword } from '@quartet/core/auth'
+import type { KeyValueStore } from '@quartet/core/kv'
+import type { TSettings } from './settings.ts'
+
+export const IDLE_TIMEOUT_MS = 30 * 60_000
+export const ABSOLUTE_TIMEOUT_MS = 12 * 3_600_000
+
+interface SessionData {
+  createdAt: number
+  lastSeenAt: number
+}
+
+export interface AdminSession {
+  /** A short, non-secret label of the session for the audit log. */
+  label: string
+  createdAt: Date
+}
+
+const sessionKey = (id: string) => `session:${hashToken(id)}`
+
+/**
+ * Admin login and sessions. The password is an scrypt hash (ADMIN_PASSWORD_HASH) or a plain value
+ * (ADMIN_PASSWORD). Sessions live in kv under the SHA-256 of their id, so logout and expiry hold
+ * on every replica: 30 minutes idle, 12 hours at most.
+ */
+export class AdminSessions {
+  constructor(
+    private readonly kv: KeyValueStore,
+    private readonly clock: Clock,
+    private readonly password: { hash?: string | undefined; plain?: string | undefined },
+  ) {}
+
+  get enabled(): boolean {
+    return Boolean(this.password.hash || this.password.plain)
+  }
+
+  /** Counts the attempt against the IP's login budget; 429 once it is spent. */
+  async countAttempt(ip: string, s: TSettings): Promise<void> {
+    const key = `login:${ip}`
+    const n = await this.kv.incrWithTtl(key, 1, s.loginWindowSeconds * 1000)
+    if (n > s.loginAttemptsPerIp) {
+      const retryAfter = Math.max(1, Math.ceil(((await this.kv.ttlMs(key)) ?? 1000) / 1000))
+      throw new ApiError(
+        'rate_limit_exceeded',
+        'too many login attempts from this address',
+        { limit: s.loginAttemptsPerIp },
+        { headers: { 'Retry-After': String(retryAfter) } },
+      )
+    }
+  }
+
+  async checkPassword(password: string): Promise<boolean> {
+    if (this.password.hash) return verifyPassword(password, this.password.hash)
+    if (this.password.plain) return safeEqual(password, this.password.plain)
+    throw new ApiError('admin_disabled', 'no admin password is configured (ADMIN_PASSWORD_HASH)')
+  }
+
+  /** A new session; the old one (if any) is ended, so the id rotates at every login. */
+  async start(previousId: string | undefined): Promise<{ id: string; session: AdminSession }> {
+    if (previousId) await this.kv.del(sessionKey(previousId))
+    const id = generateToken('', 32)
+    const now = this.clock.now().getTime()
+    const data: SessionData = { createdAt: now, lastSeenAt: now }
+    await this.kv.set(sessionKey(id), JSON.stringify(data), IDLE_TIMEOUT_MS)
+    return { id, session: { label: hashToken(id).slice(0, 12), createdAt: new Date(now) } }
+  }
+
+  /** The live session for a cookie value, refreshing its idle timer; null when none. */
+  async resume(id: string | undefined): Promise<AdminSession | null> {
+    if (!id) return null
+    const key = sessionKey(id)
+    const raw = await this.kv.get(key)
+    if (!raw) return null
+    const data = JSON.parse(raw) as SessionData
+    const now = this.clock.now().getTime()
+    const absoluteLeft = data.createdAt + ABSOLUTE_TIMEOUT_MS - now
+    if (now - data.lastSeenAt >= IDLE_TIMEOUT_MS || absoluteLeft <= 0) {
+      await this.kv.del(key)
+      return null
+    }
+    data.lastSeenAt = now
+    await this.kv.set(key, JSON.stringify(data), Math.min(IDLE_TIMEOUT_MS, absoluteLeft))
+    return { label: hashToken(id).slice(0, 12), createdAt: new Date(data.createdAt) }
+  }
+
+  async end(id: string | undefined): Promise<void> {
+    if (id) await this.kv.del(sessionKey(id))
+  }
+}

@@ -1,0 +1,78 @@
+import type { Clock } from '@quartet/core/clock'
+import type { Logger } from '@quartet/core/log'
+import type { ShareRepository } from '../store/share-repository.ts'
+import type { ShareService } from './shares.ts'
+import type { StorageRegistry } from './storage.ts'
+
+export interface CleanupResult {
+  removedFiles: number
+  freedBytes: number
+}
+
+/**
+ * Removes what no share needs any more: expired shares with their files, exhausted shares whose
+ * last stream never reported back, and orphan uploads (objects no share holds, older than
+ * ORPHAN_AFTER_HOURS).
+ */
+export class Cleanup {
+  constructor(
+    private readonly d: {
+      shares: ShareRepository
+      service: ShareService
+      storage: StorageRegistry
+      clock: Clock
+      logger: Logger
+      orphanAfterHours: number
+    },
+  ) {}
+
+  async removeEndedShares(): Promise<number> {
+    const now = this.d.clock.now()
+    const ids = await this.d.shares.findEnded(now, new Date(now.getTime() - 3_600_000))
+    let removed = 0
+    for (const id of ids) if (await this.d.service.removeShare(id)) removed++
+    return removed
+  }
+
+  async removeOrphans(): Promise<CleanupResult> {
+    const cutoff = new Date(this.d.clock.now().getTime() - this.d.orphanAfterHours * 3_600_000)
+    const result: CleanupResult = { removedFiles: 0, freedBytes: 0 }
+    for (const driver of this.d.storage.all()) {
+      const shared = await this.d.shares.sharedPathnames(driver.instance)
+      const pending = await this.d.shares.pendingPathnames(driver.instance, cutoff)
+      for await (const object of driver.list()) {
+        if (shared.has(object.pathname) || pending.has(object.pathname)) continue
+        // An object nobody issued (or whose record is gone) gets the same grace as an upload.
+        if (
+          object.lastModified > cutoff &&
+          !(await this.issuedBefore(driver.instance, object.pathname, cutoff))
+        )
+          continue
+        try {
+          await driver.delete(object.pathname)
+          result.removedFiles++
+          result.freedBytes += object.size
+        } catch (err) {
+          this.d.logger.warn(
+            { err, store: driver.instance, pathname: object.pathname },
+            'orphan delete failed',
+          )
+        }
+      }
+    }
+    await this.d.shares.deleteStaleIssuedUploads(cutoff)
+    return result
+  }
+
+  /** True when the object's upload permission is older than the cutoff (and it was never shared). */
+  private async issuedBefore(storeInstance: string, pathname: string, cutoff: Date): Promise<boolean> {
+    const [issued] = await this.d.shares.issuedUploads([{ storeInstance, pathname }])
+    return issued !== undefined && issued.shareId === null && issued.createdAt <= cutoff
+  }
+
+  async sweep(): Promise<{ endedShares: number } & CleanupResult> {
+    const endedShares = await this.removeEndedShares()
+    const orphans = await this.removeOrphans()
+    return { endedShares, ...orphans }
+  }
+}

@@ -1,0 +1,75 @@
+import { ApiError } from '@quartet/core/errors'
+import { z } from 'zod'
+import type { SettingsRepository } from '../store/settings-repository.ts'
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max)
+
+/** Site settings, editable by the admin; every field has a default. */
+export const ZSettings = z
+  .object({
+    defaultExpireDays: int(1, 3650).default(7),
+    maxExpireDays: int(1, 3650).default(30),
+    defaultMaxDownloads: int(1, 1_000_000).default(10),
+    maxDownloadsCap: int(1, 1_000_000).default(100),
+    maxFileSizeBytes: int(1, Number.MAX_SAFE_INTEGER).default(1_048_576_000),
+    codeLength: int(6, 12).default(8),
+    unlimitedEnabled: z.boolean().default(false),
+    /** Failed takes (and downloads with an unknown code) allowed per client IP per window. */
+    takeFailuresPerIp: int(1, 1_000_000).default(10),
+    /** Failed takes allowed from everyone together per window (against distributed guessing). */
+    takeFailuresGlobal: int(1, 100_000_000).default(1000),
+    takeFailureWindowSeconds: int(1, 86_400).default(600),
+    loginAttemptsPerIp: int(1, 1000).default(5),
+    loginWindowSeconds: int(1, 86_400).default(900),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.defaultExpireDays > s.maxExpireDays)
+      ctx.addIssue({ code: 'custom', path: ['defaultExpireDays'], message: 'must not exceed maxExpireDays' })
+    if (s.defaultMaxDownloads > s.maxDownloadsCap)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['defaultMaxDownloads'],
+        message: 'must not exceed maxDownloadsCap',
+      })
+  })
+export type TSettings = z.infer<typeof ZSettings>
+
+/** A PUT may send any subset; the merged result is validated as a whole. */
+export const ZSettingsPatch = z
+  .object(
+    Object.fromEntries(
+      Object.entries(ZSettings.shape).map(([k, v]) => [
+        k,
+        ((v as z.ZodDefault).unwrap() as z.ZodType).optional(),
+      ]),
+    ),
+  )
+  .strict() as unknown as z.ZodType<Partial<TSettings>>
+
+const KEY = 'site'
+
+export class SettingsService {
+  constructor(private readonly repo: SettingsRepository) {}
+
+  async get(): Promise<TSettings> {
+    const stored = await this.repo.get(KEY)
+    const parsed = ZSettings.safeParse(stored ?? {})
+    // A stored value that no longer validates (older version) falls back to the defaults field by field.
+    return parsed.success ? parsed.data : ZSettings.parse({})
+  }
+
+  async update(patch: Partial<TSettings>): Promise<{ before: TSettings; after: TSettings }> {
+    const before = await this.get()
+    const merged = ZSettings.safeParse({ ...before, ...patch })
+    if (!merged.success) {
+      const issues = merged.error.issues.map((i) => ({
+        field: `body.${i.path.join('.')}`,
+        message: i.message,
+      }))
+      throw new ApiError('settings_invalid', `${issues[0]!.field}: ${issues[0]!.message}`, { issues })
+    }
+    await this.repo.put(KEY, merged.data)
+    return { before, after: merged.data }
+  }
+}

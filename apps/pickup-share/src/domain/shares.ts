@@ -1,0 +1,318 @@
+import { randomInt, randomUUID } from 'node:crypto'
+import type { Readable } from 'node:stream'
+import { hashToken as hashOf } from '@quartet/core/auth'
+import type { Clock } from '@quartet/core/clock'
+import { ApiError } from '@quartet/core/errors'
+import type { Logger } from '@quartet/core/log'
+import type { ShareListQuery, ShareRecord, ShareRepository } from '../store/share-repository.ts'
+import type { AuthCodes } from './auth-codes.ts'
+import type { DownloadGate } from './download-gate.ts'
+import { choosePathname } from './filenames.ts'
+import type { GuessGuard } from './guess-guard.ts'
+import type { SettingsService, TSettings } from './settings.ts'
+import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
+import type { UploadTokens } from './upload-token.ts'
+
+export interface ShareServiceDeps {
+  shares: ShareRepository
+  storage: StorageRegistry
+  settings: SettingsService
+  authCodes: AuthCodes
+  gate: DownloadGate
+  guard: GuessGuard
+  tokens: UploadTokens
+  clock: Clock
+  logger: Logger
+  uploadTtlSeconds: number
+  orphanAfterHours: number
+}
+
+export interface UploadRequest {
+  store: StoreKind
+  name: string
+  size: number
+  type: string
+  limitSize?: boolean | undefined
+  authCode?: string | undefined
+  clientIp: string | null
+}
+
+export interface UploadGrant {
+  store: StoreKind
+  pathname: string
+  upload: UploadPermission
+  options: { allowOverwrite: false; maximumSizeInBytes: number | null }
+  expiresAt: Date
+}
+
+export interface ShareRequest {
+  files: Array<{ name: string; size: number; type: string; pathname: string; store: StoreKind }>
+  expireDays?: number | undefined
+  maxDownloads?: number | null | undefined
+  limitSize?: boolean | undefined
+  authCode?: string | undefined
+}
+
+export interface Manifest {
+  code: string
+  files: Array<{ name: string; size: number; type: string; path: string }>
+  createdAt: Date
+  expiresAt: Date
+}
+
+export interface OpenDownload {
+  name: string
+  type: string
+  size: number
+  stream: Readable
+  /** Call once when the response has ended (completed or aborted). */
+  done(): Promise<void>
+}
+
+const DAY_MS = 86_400_000
+
+/** The public flow: upload permission → share → take → counted download. */
+export class ShareService {
+  constructor(private readonly d: ShareServiceDeps) {}
+
+  private driverFor(kind: StoreKind): StorageDriver {
+    const driver = this.d.storage.defaultFor(kind)
+    if (!driver)
+      throw new ApiError('store_unavailable', `the ${kind} store is not enabled on this server`, {
+        enabled: this.d.storage.enabledKinds(),
+      })
+    return driver
+  }
+
+  private async requireUnlimited(s: TSettings, code: string | undefined, needs: Array<'downloads' | 'size'>) {
+    if (!s.unlimitedEnabled)
+      throw new ApiError('unlimited_disabled', 'unlimited mode is switched off on this server')
+    return this.d.authCodes.check(code, needs)
+  }
+
+  async requestUpload(req: UploadRequest): Promise<UploadGrant> {
+    const s = await this.d.settings.get()
+    const driver = this.driverFor(req.store)
+    let maxBytes: number | null = s.maxFileSizeBytes
+    let authCodeId: string | null = null
+    if (req.limitSize) {
+      authCodeId = (await this.requireUnlimited(s, req.authCode, ['size'])).id
+      maxBytes = null
+    } else if (req.size > s.maxFileSizeBytes) {
+      throw new ApiError('file_too_large', `files may be at most ${s.maxFileSizeBytes} bytes`, {
+        maximumSizeInBytes: s.maxFileSizeBytes,
+      })
+    }
+    const pathname = choosePathname(req.name)
+    const expiresAt = new Date(this.d.clock.now().getTime() + this.d.uploadTtlSeconds * 1000)
+    const upload = await driver.issueUpload({
+      pathname,
+      type: req.type,
+      maxBytes,
+      expiresAt,
+      allowOverwrite: false,
+    })
+    await this.d.shares.recordIssuedUpload({
+      id: randomUUID(),
+      store: driver.kind,
+      storeInstance: driver.instance,
+      pathname,
+      name: req.name,
+      size: req.size,
+      type: req.type,
+      maxBytes,
+      authCodeId,
+      clientIp: req.clientIp,
+      createdAt: this.d.clock.now(),
+    })
+    return {
+      store: driver.kind,
+      pathname,
+      upload,
+      options: { allowOverwrite: false, maximumSizeInBytes: maxBytes },
+      expiresAt,
+    }
+  }
+
+  /** PUT /api/blob/upload: the token names the pathname, the instance and the byte cap. */
+  async receiveBlobUpload(token: string | undefined, body: Readable, declaredLength: number | null) {
+    const claims = this.d.tokens.verify(token)
+    const driver = this.d.storage.instance(claims.instance)
+    if (!driver || driver.kind !== 'blob')
+      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
+    if (claims.maxBytes !== null && declaredLength !== null && declaredLength > claims.maxBytes)
+      throw new ApiError('file_too_large', `the upload exceeds the limit of ${claims.maxBytes} bytes`)
+    const { size } = await driver.put(claims.pathname, body, {
+      maxBytes: claims.maxBytes,
+      allowOverwrite: claims.allowOverwrite,
+    })
+    return { pathname: claims.pathname, size }
+  }
+
+  async createShare(req: ShareRequest): Promise<{ code: string; share: ShareRecord }> {
+    const s = await this.d.settings.get()
+    const now = this.d.clock.now()
+    const expireDays = req.expireDays ?? s.defaultExpireDays
+    if (expireDays > s.maxExpireDays)
+      throw new ApiError('bad_request', `body.expireDays: must be at most ${s.maxExpireDays}`)
+    const maxDownloads = req.maxDownloads === undefined ? s.defaultMaxDownloads : req.maxDownloads
+    if (maxDownloads !== null && maxDownloads > s.maxDownloadsCap)
+      throw new ApiError('bad_request', `body.maxDownloads: must be at most ${s.maxDownloadsCap}`)
+    const needs: Array<'downloads' | 'size'> = []
+    if (maxDownloads === null) needs.push('downloads')
+    if (req.limitSize) needs.push('size')
+    const authCode = needs.length ? await this.requireUnlimited(s, req.authCode, needs) : null
+
+    const seen = new Set<string>()
+    const files = []
+    for (const [i, f] of req.files.entries()) {
+      const driver = this.driverFor(f.store)
+      const key = `${driver.instance}\n${f.pathname}`
+      if (seen.has(key)) throw new ApiError('bad_request', `body.files.${i}.pathname: listed twice`)
+      seen.add(key)
+      const [issued] = await this.d.shares.issuedUploads([
+        { storeInstance: driver.instance, pathname: f.pathname },
+      ])
+      if (!issued)
+        throw new ApiError('upload_not_issued', `body.files.${i}.pathname: not an upload this server issued`)
+      if (issued.shareId)
+        throw new ApiError('upload_already_shared', `body.files.${i}.pathname: already part of a share`)
+      if (issued.createdAt.getTime() < now.getTime() - this.d.orphanAfterHours * 3_600_000)
+        throw new ApiError('upload_expired', `body.files.${i}.pathname: the upload is too old to share`)
+      const unlimitedSize = issued.maxBytes === null
+      if (unlimitedSize && (!req.limitSize || authCode?.id !== issued.authCodeId))
+        throw new ApiError(
+          'auth_code_missing',
+          `body.files.${i}: sharing an unlimited-size upload needs limitSize and its authorization code`,
+        )
+      const info = await driver.stat(f.pathname)
+      if (!info) throw new ApiError('upload_missing', `body.files.${i}.pathname: nothing was uploaded there`)
+      const limit = unlimitedSize ? null : Math.min(issued.maxBytes!, s.maxFileSizeBytes)
+      if (limit !== null && info.size > limit) {
+        await driver.delete(f.pathname).catch(() => {})
+        throw new ApiError('file_too_large', `body.files.${i}: the uploaded file exceeds ${limit} bytes`)
+      }
+      if (info.size !== f.size)
+        throw new ApiError(
+          'size_mismatch',
+          `body.files.${i}.size: declared ${f.size}, uploaded ${info.size} bytes`,
+        )
+      files.push({ ...f, store: driver.kind, storeInstance: driver.instance, issuedUploadId: issued.id })
+    }
+
+    const expiresAt = new Date(now.getTime() + expireDays * DAY_MS)
+    const id = randomUUID()
+    const result = await this.d.shares.create(
+      {
+        id,
+        code: pickupCode(s.codeLength),
+        maxDownloads,
+        limitSize: req.limitSize ?? false,
+        createdAt: now,
+        expiresAt,
+        files,
+        authCode: authCode && req.authCode ? { hash: hashOf(req.authCode), now } : null,
+      },
+      () => pickupCode(s.codeLength),
+    )
+    if (!result.ok) {
+      if (result.reason === 'auth_code_unusable') return this.d.authCodes.explainByCode(req.authCode!)
+      throw new ApiError('upload_already_shared', 'a file of this share is already part of another share')
+    }
+    if (maxDownloads !== null) await this.d.gate.seed(id, maxDownloads, expiresAt)
+    return { code: result.share.code, share: result.share }
+  }
+
+  async take(code: string, ip: string): Promise<{ manifest: Manifest; remaining: number | null }> {
+    const s = await this.d.settings.get()
+    await this.d.guard.check(ip, s)
+    const share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    if (!share || share.remaining === 0) {
+      await this.d.guard.fail(ip, s)
+      throw new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+    }
+    return {
+      manifest: {
+        code: share.code,
+        files: share.files.map((f) => ({ name: f.name, size: f.size, type: f.type, path: f.pathname })),
+        createdAt: share.createdAt,
+        expiresAt: share.expiresAt,
+      },
+      remaining: share.remaining,
+    }
+  }
+
+  async openDownload(code: string, path: string, ip: string): Promise<OpenDownload> {
+    const s = await this.d.settings.get()
+    await this.d.guard.check(ip, s)
+    const share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    const file = share?.files.find((f) => f.pathname === path)
+    if (!share || !file) {
+      await this.d.guard.fail(ip, s)
+      throw new ApiError(
+        share ? 'file_not_found' : 'share_not_found',
+        share ? 'no such file in this share' : 'no share with this pickup code (unknown, expired or used up)',
+      )
+    }
+    const driver = this.d.storage.instance(file.storeInstance)
+    if (!driver)
+      throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
+    const counted = share.maxDownloads !== null
+    if (counted && (await this.d.gate.reserve(share.id, share.expiresAt)) === null)
+      throw new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+    let opened: { stream: Readable; size: number }
+    try {
+      opened = await driver.openRead(file.pathname)
+    } catch (err) {
+      if (counted) await this.d.gate.refund(share.id)
+      if (err instanceof ApiError) throw err
+      throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
+        cause: err,
+      })
+    }
+    let finished = false
+    return {
+      name: file.name,
+      type: file.type,
+      size: opened.size,
+      stream: opened.stream,
+      done: async () => {
+        if (finished || !counted) return
+        finished = true
+        if (await this.d.gate.finish(share.id)) await this.removeShare(share.id)
+      },
+    }
+  }
+
+  listShares(query: Omit<ShareListQuery, 'now'>) {
+    return this.d.shares.list({ ...query, now: this.d.clock.now() })
+  }
+
+  /** Deletes a share, its rows and its files. Returns the share, or null when it was gone. */
+  async removeShare(id: string): Promise<ShareRecord | null> {
+    const share = await this.d.shares.delete(id)
+    if (!share) return null
+    await this.d.gate.forget(id)
+    for (const f of share.files) {
+      const driver = this.d.storage.instance(f.storeInstance)
+      await driver
+        ?.delete(f.pathname)
+        .catch((err) => this.d.logger.warn({ err, pathname: f.pathname }, 'file delete failed'))
+    }
+    return share
+  }
+
+  async removeShareByCode(code: string): Promise<ShareRecord> {
+    const share = await this.d.shares.findByCode(code)
+    if (!share) throw new ApiError('share_not_found', `no share with code ${code}`)
+    await this.removeShare(share.id)
+    return share
+  }
+}
+
+/** Digits from a CSPRNG (no modulo bias: randomInt rejects out-of-range draws). */
+export function pickupCode(length: number): string {
+  let code = ''
+  for (let i = 0; i < length; i++) code += String(randomInt(10))
+  return code
+}

@@ -1,0 +1,99 @@
+import type { Readable } from 'node:stream'
+
+/**
+ * The storage port. Every storage kind (local disk "blob", S3-compatible "bucket", and the
+ * git-hosted "repo" kind that comes later) implements `StorageDriver`; the domain never knows
+ * which one it talks to. Several instances of one kind can live side by side: each driver has
+ * its own `instance` id, and share files record both the kind and the instance.
+ */
+export const STORE_KINDS = ['blob', 'bucket', 'repo'] as const
+export type StoreKind = (typeof STORE_KINDS)[number]
+
+/** What a browser needs to upload one file straight to the store. */
+export interface UploadPermission {
+  url: string
+  method: 'PUT' | 'POST'
+  /** Form fields of a POST policy, sent before the file field. */
+  fields?: Record<string, string>
+  /** Headers to send with a PUT. */
+  headers?: Record<string, string>
+}
+
+export interface ObjectInfo {
+  size: number
+  type?: string | undefined
+  lastModified: Date
+}
+
+export interface ListedObject {
+  pathname: string
+  size: number
+  lastModified: Date
+}
+
+export interface IssueUploadInput {
+  pathname: string
+  type: string
+  /** null: no size cap (unlimited mode). */
+  maxBytes: number | null
+  expiresAt: Date
+  allowOverwrite: boolean
+}
+
+export interface StorageDriver {
+  readonly kind: StoreKind
+  /** Instance id; unique across all drivers (the default instance of a kind uses the kind's name). */
+  readonly instance: string
+  /** A client-direct upload permission bound to exactly this pathname and size cap. */
+  issueUpload(input: IssueUploadInput): Promise<UploadPermission>
+  /**
+   * Server-side streaming put. Stops reading and throws `file_too_large` as soon as more than
+   * `maxBytes` arrived; throws `upload_exists` when the object exists and overwrite is not allowed.
+   */
+  put(
+    pathname: string,
+    body: Readable,
+    options: { maxBytes: number | null; type?: string; allowOverwrite: boolean },
+  ): Promise<{ size: number }>
+  /** null when there is no such object. */
+  stat(pathname: string): Promise<ObjectInfo | null>
+  /** Opens the object; resolves only once the store answered, so a failure comes before any byte. */
+  openRead(pathname: string): Promise<{ stream: Readable; size: number }>
+  /** Idempotent: deleting a missing object is not an error. */
+  delete(pathname: string): Promise<void>
+  /** Every object, for orphan cleanup. */
+  list(): AsyncIterable<ListedObject>
+}
+
+/** The storage instances this process knows, by instance id, with one default per kind. */
+export class StorageRegistry {
+  private readonly byInstance = new Map<string, StorageDriver>()
+  private readonly defaults = new Map<StoreKind, StorageDriver>()
+
+  constructor(drivers: StorageDriver[] = []) {
+    for (const d of drivers) this.add(d)
+  }
+
+  add(driver: StorageDriver, options: { makeDefault?: boolean } = {}): void {
+    if (this.byInstance.has(driver.instance)) throw new Error(`storage instance ${driver.instance} exists`)
+    this.byInstance.set(driver.instance, driver)
+    if (options.makeDefault || !this.defaults.has(driver.kind)) this.defaults.set(driver.kind, driver)
+  }
+
+  /** The default instance of a kind, or undefined when the kind is not enabled. */
+  defaultFor(kind: StoreKind): StorageDriver | undefined {
+    return this.defaults.get(kind)
+  }
+
+  instance(id: string): StorageDriver | undefined {
+    return this.byInstance.get(id)
+  }
+
+  all(): StorageDriver[] {
+    return [...this.byInstance.values()]
+  }
+
+  enabledKinds(): StoreKind[] {
+    return [...this.defaults.keys()]
+  }
+}

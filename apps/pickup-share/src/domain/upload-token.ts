@@ -1,0 +1,71 @@
+import { createHmac } from 'node:crypto'
+import type { Clock } from '@quartet/core/clock'
+import { ApiError } from '@quartet/core/errors'
+import { safeEqual } from '@quartet/core/auth'
+
+/** What a blob upload token grants: one pathname on one instance, a byte cap, until a moment. */
+export interface UploadClaims {
+  instance: string
+  pathname: string
+  maxBytes: number | null
+  expiresAt: Date
+  allowOverwrite: boolean
+}
+
+/**
+ * HMAC-SHA256 signed upload tokens for PUT /api/blob/upload: `<base64url claims>.<base64url mac>`.
+ * Stateless, so any replica sharing UPLOAD_TOKEN_SECRET accepts them.
+ */
+export class UploadTokens {
+  constructor(
+    private readonly secret: string,
+    private readonly clock: Clock,
+  ) {}
+
+  sign(claims: UploadClaims): string {
+    const payload = Buffer.from(
+      JSON.stringify({
+        i: claims.instance,
+        p: claims.pathname,
+        m: claims.maxBytes,
+        e: claims.expiresAt.getTime(),
+        o: claims.allowOverwrite,
+      }),
+    ).toString('base64url')
+    return `${payload}.${this.mac(payload)}`
+  }
+
+  verify(token: string | undefined): UploadClaims {
+    if (!token) throw new ApiError('upload_token_invalid', 'the X-Upload-Token header is missing')
+    const [payload, mac, extra] = token.split('.')
+    if (!payload || !mac || extra !== undefined || !safeEqual(mac, this.mac(payload)))
+      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
+    let raw: { i?: unknown; p?: unknown; m?: unknown; e?: unknown; o?: unknown }
+    try {
+      raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+    } catch {
+      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
+    }
+    if (
+      typeof raw.i !== 'string' ||
+      typeof raw.p !== 'string' ||
+      !(raw.m === null || typeof raw.m === 'number') ||
+      typeof raw.e !== 'number' ||
+      typeof raw.o !== 'boolean'
+    )
+      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
+    if (raw.e <= this.clock.now().getTime())
+      throw new ApiError('upload_token_expired', 'the upload permission has expired; ask for a new one')
+    return {
+      instance: raw.i,
+      pathname: raw.p,
+      maxBytes: raw.m as number | null,
+      expiresAt: new Date(raw.e),
+      allowOverwrite: raw.o,
+    }
+  }
+
+  private mac(payload: string): string {
+    return createHmac('sha256', this.secret).update(payload).digest('base64url')
+  }
+}

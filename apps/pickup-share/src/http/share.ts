@@ -1,0 +1,149 @@
+import { pipeline } from 'node:stream/promises'
+import contentDisposition from 'content-disposition'
+import type { Express } from 'express'
+import { ApiError } from '@quartet/core/errors'
+import type { OperationDoc } from '@quartet/core/openapi'
+import { inputOf, validate } from '@quartet/core/validate'
+import { z } from 'zod'
+import { downloadName, safeContentType, ZFileName, ZMediaType } from '../domain/filenames.ts'
+import { clientIp, type Services } from './services.ts'
+import { ZStoreKind } from './upload.ts'
+
+const ZPickupCode = z.string().regex(/^\d{6,12}$/, 'must be 6 to 12 digits')
+const ZPathname = z.string().min(1).max(1024)
+
+export const ZShareFile = z
+  .object({
+    name: ZFileName,
+    size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    type: ZMediaType,
+    pathname: ZPathname,
+    store: ZStoreKind,
+  })
+  .strict()
+
+export const ZCreateShare = z
+  .object({
+    files: z.array(ZShareFile).min(1, 'must list at least one file').max(100, 'must list at most 100 files'),
+    expireDays: z.number().int().min(1).optional(),
+    maxDownloads: z.number().int().min(1).nullable().optional(),
+    limitSize: z.boolean().optional(),
+    authCode: z.string().max(200).optional(),
+  })
+  .strict()
+export type TCreateShare = z.infer<typeof ZCreateShare>
+
+export const ZTake = z.object({ code: ZPickupCode }).strict()
+
+export const ZManifest = z.object({
+  code: z.string(),
+  files: z.array(z.object({ name: z.string(), size: z.number().int(), type: z.string(), path: z.string() })),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+})
+export const ZTakeResponse = z.object({ manifest: ZManifest, remaining: z.number().int().nullable() })
+
+export const ZDownloadQuery = z.object({ code: ZPickupCode, path: ZPathname }).strict()
+
+const shareSchemas = { body: ZCreateShare }
+const takeSchemas = { body: ZTake }
+const downloadSchemas = { query: ZDownloadQuery }
+
+export const shareOperations: OperationDoc[] = [
+  {
+    method: 'post',
+    path: '/api/share',
+    operationId: 'createShare',
+    summary: 'Create a share from uploaded files and get its pickup code',
+    tags: ['public'],
+    request: shareSchemas,
+    responses: {
+      200: { description: 'the pickup code', schema: z.object({ code: z.string() }) },
+      400: { description: 'invalid request, file not issued here, missing upload or size mismatch' },
+      403: {
+        description: 'unlimited requested without a usable authorization code, or unlimited mode is off',
+      },
+      409: { description: 'a file is already part of a share' },
+      413: { description: 'an uploaded file is larger than allowed' },
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/take',
+    operationId: 'take',
+    summary: 'Exchange a pickup code for the file list and remaining downloads',
+    tags: ['public'],
+    request: takeSchemas,
+    responses: {
+      200: { description: 'the manifest', schema: ZTakeResponse },
+      404: { description: 'unknown, expired or used up (share_not_found)' },
+      429: { description: 'too many failed attempts (Retry-After)' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/download',
+    operationId: 'download',
+    summary: 'Download one file of a share (counts one download)',
+    tags: ['public'],
+    request: downloadSchemas,
+    responses: {
+      200: {
+        description: 'the file, as an attachment',
+        contentType: 'application/octet-stream',
+        schema: z.string(),
+      },
+      404: { description: 'unknown code, used up, or a path not in the share' },
+      429: { description: 'too many failed attempts (Retry-After)' },
+    },
+  },
+]
+
+export function registerShare(app: Express, s: Services): void {
+  app.post('/api/share', validate(shareSchemas), async (req, res) => {
+    const { body } = inputOf(shareSchemas, req)
+    const { code } = await s.shares.createShare(body)
+    res.set('Cache-Control', 'no-store').json({ code })
+  })
+
+  app.post('/api/take', validate(takeSchemas), async (req, res) => {
+    const { body } = inputOf(takeSchemas, req)
+    const { manifest, remaining } = await s.shares.take(body.code, clientIp(req))
+    res.set('Cache-Control', 'no-store').json({
+      manifest: {
+        ...manifest,
+        createdAt: manifest.createdAt.toISOString(),
+        expiresAt: manifest.expiresAt.toISOString(),
+      },
+      remaining,
+    })
+  })
+
+  // Express answers HEAD with the GET route; a probe must not spend a counted download.
+  app.head('/api/download', (_req, res) => {
+    res.set('Allow', 'GET')
+    throw new ApiError('method_not_allowed', 'HEAD is not offered: every GET counts one download')
+  })
+
+  app.get('/api/download', validate(downloadSchemas), async (req, res) => {
+    const { query } = inputOf(downloadSchemas, req)
+    const download = await s.shares.openDownload(query.code, query.path, clientIp(req))
+    res.on('close', () => {
+      download.done().catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
+    })
+    res.status(200).set({
+      'Content-Type': safeContentType(download.type),
+      'Content-Length': String(download.size),
+      'Content-Disposition': contentDisposition(downloadName(download.name), { type: 'attachment' }),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    })
+    try {
+      await pipeline(download.stream, res)
+    } catch (err) {
+      // The client went away or the store broke mid-stream; the response is already under way.
+      req.log.warn({ err }, 'download stream ended early')
+      res.destroy()
+    }
+  })
+}

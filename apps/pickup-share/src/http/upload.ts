@@ -1,0 +1,91 @@
+import type { Express, Request } from 'express'
+import { ApiError } from '@quartet/core/errors'
+import type { OperationDoc } from '@quartet/core/openapi'
+import { inputOf, validate } from '@quartet/core/validate'
+import { z } from 'zod'
+import { ZFileName, ZMediaType } from '../domain/filenames.ts'
+import { STORE_KINDS } from '../domain/storage.ts'
+import { clientIp, type Services } from './services.ts'
+
+export const ZStoreKind = z.enum(STORE_KINDS)
+
+export const ZUploadRequest = z
+  .object({
+    store: ZStoreKind.default('blob'),
+    name: ZFileName,
+    size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    type: ZMediaType.default('application/octet-stream'),
+    /** Unlimited file size; needs an authorization code with scope size or both. */
+    limitSize: z.boolean().optional(),
+    authCode: z.string().max(200).optional(),
+  })
+  .strict()
+export type TUploadRequest = z.infer<typeof ZUploadRequest>
+
+export const ZUploadResponse = z.object({
+  store: ZStoreKind,
+  pathname: z.string(),
+  upload: z.object({
+    url: z.string(),
+    method: z.enum(['PUT', 'POST']),
+    fields: z.record(z.string(), z.string()).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+  options: z.object({ allowOverwrite: z.literal(false), maximumSizeInBytes: z.number().int().nullable() }),
+  expiresAt: z.string(),
+})
+
+export const ZBlobUploadResponse = z.object({ pathname: z.string(), size: z.number().int() })
+
+const uploadSchemas = { body: ZUploadRequest }
+
+export const uploadOperations: OperationDoc[] = [
+  {
+    method: 'post',
+    path: '/api/upload',
+    operationId: 'requestUpload',
+    summary: 'Get a client-direct upload permission for one file',
+    tags: ['public'],
+    request: uploadSchemas,
+    responses: {
+      200: { description: 'where and how to upload', schema: ZUploadResponse },
+      400: { description: 'invalid name, size or type, or the store is not enabled' },
+      403: { description: 'unlimited size requested without a usable authorization code' },
+      413: { description: 'declared size above maxFileSizeBytes' },
+    },
+  },
+  {
+    method: 'put',
+    path: '/api/blob/upload',
+    operationId: 'blobUpload',
+    summary: 'Upload the file body to the blob store (X-Upload-Token from /api/upload)',
+    tags: ['public'],
+    responses: {
+      201: { description: 'stored', schema: ZBlobUploadResponse },
+      401: { description: 'token missing, invalid or expired' },
+      409: { description: 'an object already exists at the pathname' },
+      413: { description: 'the body exceeded maximumSizeInBytes' },
+      415: { description: 'a JSON content type was sent; send application/octet-stream' },
+    },
+  },
+]
+
+export function registerUpload(app: Express, s: Services): void {
+  app.post('/api/upload', validate(uploadSchemas), async (req, res) => {
+    const { body } = inputOf(uploadSchemas, req)
+    const grant = await s.shares.requestUpload({ ...body, clientIp: clientIp(req) })
+    res.set('Cache-Control', 'no-store').json({ ...grant, expiresAt: grant.expiresAt.toISOString() })
+  })
+
+  // The body streams straight to disk: no body parser may buffer it.
+  app.put('/api/blob/upload', async (req: Request, res) => {
+    res.set('Connection', 'close')
+    if ((req as Request & { _body?: boolean })._body)
+      throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
+    const length = req.headers['content-length']
+    const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
+    const result = await s.shares.receiveBlobUpload(req.get('x-upload-token'), req, declared)
+    res.removeHeader('Connection')
+    res.status(201).json(result)
+  })
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto'
+import { type Clock, systemClock } from '@quartet/core/clock'
+import type { KeyValueStore } from '@quartet/core/kv'
+import type { Logger } from '@quartet/core/log'
+import type { TConfig } from './config.ts'
+import { AdminSessions } from './domain/admin-sessions.ts'
+import { AuthCodes } from './domain/auth-codes.ts'
+import { Cleanup } from './domain/cleanup.ts'
+import { DownloadGate } from './domain/download-gate.ts'
+import { GuessGuard } from './domain/guess-guard.ts'
+import { SettingsService } from './domain/settings.ts'
+import { ShareService } from './domain/shares.ts'
+import { StorageRegistry } from './domain/storage.ts'
+import { UploadTokens } from './domain/upload-token.ts'
+import type { Services } from './http/services.ts'
+import { BlobStore } from './storage/blob-store.ts'
+import { BucketStore } from './storage/bucket-store.ts'
+import { AuditRepository } from './store/audit-repository.ts'
+import { AuthCodeRepository } from './store/auth-code-repository.ts'
+import type { Db } from './store/db.ts'
+import { SettingsRepository } from './store/settings-repository.ts'
+import { ShareRepository } from './store/share-repository.ts'
+
+/** The config createServices reads (main passes the whole config; tests a literal). */
+export type ServicesConfig = Pick<
+  TConfig,
+  | 'BLOB_DIR'
+  | 'S3_ENDPOINT'
+  | 'S3_ACCESS_KEY'
+  | 'S3_SECRET_KEY'
+  | 'S3_BUCKET'
+  | 'S3_REGION'
+  | 'S3_PATH_STYLE'
+  | 'S3_POST_POLICY'
+  | 'ADMIN_PASSWORD_HASH'
+  | 'ADMIN_PASSWORD'
+  | 'UPLOAD_TOKEN_SECRET'
+  | 'UPLOAD_TOKEN_TTL_SECONDS'
+  | 'ORPHAN_AFTER_HOURS'
+  | 'ADMIN_ALLOWED_ORIGINS'
+>
+
+export interface ServiceDeps {
+  config: ServicesConfig
+  logger: Logger
+  db: Db
+  kv: KeyValueStore
+  clock?: Clock
+}
+
+/** The storage instances from config: blob always, bucket when S3 is configured. */
+export function buildStorage(config: ServicesConfig, tokens: UploadTokens): StorageRegistry {
+  const registry = new StorageRegistry()
+  registry.add(
+    new BlobStore({
+      dir: config.BLOB_DIR,
+      uploadUrl: '/api/blob/upload',
+      signUpload: (c) => tokens.sign({ ...c, pathname: c.pathname }),
+    }),
+  )
+  if (config.S3_ENDPOINT && config.S3_ACCESS_KEY && config.S3_SECRET_KEY && config.S3_BUCKET) {
+    registry.add(
+      new BucketStore({
+        endpoint: config.S3_ENDPOINT,
+        accessKey: config.S3_ACCESS_KEY,
+        secretKey: config.S3_SECRET_KEY,
+        bucket: config.S3_BUCKET,
+        region: config.S3_REGION,
+        pathStyle: config.S3_PATH_STYLE,
+        postPolicy: config.S3_POST_POLICY,
+      }),
+    )
+  }
+  return registry
+}
+
+export function createServices(deps: ServiceDeps): Services & { gate: DownloadGate } {
+  const clock = deps.clock ?? systemClock
+  const { config, logger, db, kv } = deps
+  const tokens = new UploadTokens(config.UPLOAD_TOKEN_SECRET ?? randomBytes(32).toString('hex'), clock)
+  const storage = buildStorage(config, tokens)
+  const shareRepo = new ShareRepository(db)
+  const settings = new SettingsService(new SettingsRepository(db))
+  const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
+  const gate = new DownloadGate(kv, shareRepo, clock)
+  const shares = new ShareService({
+    shares: shareRepo,
+    storage,
+    settings,
+    authCodes,
+    gate,
+    guard: new GuessGuard(kv),
+    tokens,
+    clock,
+    logger,
+    uploadTtlSeconds: config.UPLOAD_TOKEN_TTL_SECONDS,
+    orphanAfterHours: config.ORPHAN_AFTER_HOURS,
+  })
+  const cleanup = new Cleanup({
+    shares: shareRepo,
+    service: shares,
+    storage,
+    clock,
+    logger,
+    orphanAfterHours: config.ORPHAN_AFTER_HOURS,
+  })
+  return {
+    shares,
+    cleanup,
+    authCodes,
+    settings,
+    sessions: new AdminSessions(kv, clock, {
+      hash: config.ADMIN_PASSWORD_HASH,
+      plain: config.ADMIN_PASSWORD,
+    }),
+    audit: new AuditRepository(db),
+    storage,
+    logger,
+    adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
+    gate,
+  }
+}

@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto'
+import type { Dirent } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { ApiError } from '@quartet/core/errors'
+import type {
+  IssueUploadInput,
+  ListedObject,
+  ObjectInfo,
+  StorageDriver,
+  UploadPermission,
+} from '../domain/storage.ts'
+import { ByteLimit } from './limit.ts'
+
+export interface BlobStoreOptions {
+  /** Folder holding the objects; created when missing. */
+  dir: string
+  instance?: string
+  /** Signs a client-direct upload permission (the HMAC token of PUT /api/blob/upload). */
+  signUpload: (claims: { instance: string } & IssueUploadInput) => string
+  /** Where browsers send the PUT, e.g. `/api/blob/upload`. */
+  uploadUrl: string
+}
+
+const TMP = '.tmp'
+
+/**
+ * The local-disk object store ("blob"). Uploads stream into a temporary file and are published
+ * with link(2), which fails atomically when the object exists, so nothing is overwritten unless
+ * allowed. Object paths are resolved inside the folder and can never leave it.
+ */
+export class BlobStore implements StorageDriver {
+  readonly kind = 'blob' as const
+  readonly instance: string
+  readonly root: string
+
+  constructor(private readonly options: BlobStoreOptions) {
+    this.root = path.resolve(options.dir)
+    this.instance = options.instance ?? 'blob'
+  }
+
+  /** The absolute file of a pathname; throws for anything that could leave the root. */
+  resolve(pathname: string): string {
+    const segments = pathname.split('/')
+    const bad =
+      pathname.length === 0 ||
+      pathname.length > 1024 ||
+      /[\0\\]/.test(pathname) ||
+      segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('.'))
+    const full = path.resolve(this.root, pathname)
+    if (bad || !full.startsWith(this.root + path.sep)) {
+      throw new ApiError('file_not_found', 'no such object')
+    }
+    return full
+  }
+
+  async issueUpload(input: IssueUploadInput): Promise<UploadPermission> {
+    this.resolve(input.pathname)
+    const token = this.options.signUpload({ instance: this.instance, ...input })
+    return {
+      url: this.options.uploadUrl,
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'x-upload-token': token },
+    }
+  }
+
+  async put(
+    pathname: string,
+    body: Readable,
+    options: { maxBytes: number | null; allowOverwrite: boolean },
+  ): Promise<{ size: number }> {
+    const target = this.resolve(pathname)
+    const tmpDir = path.join(this.root, TMP)
+    await fs.mkdir(tmpDir, { recursive: true })
+    const tmp = path.join(tmpDir, randomBytes(12).toString('hex'))
+    const limit = new ByteLimit(options.maxBytes)
+    // Create the file before streaming, so the clean-up below can never race its creation.
+    const handle = await fs.open(tmp, 'wx')
+    try {
+      await pipeline(body, limit, handle.createWriteStream())
+      await fs.mkdir(path.dirname(target), { recursive: true })
+      if (options.allowOverwrite) await fs.rename(tmp, target)
+      else {
+        try {
+          await fs.link(tmp, target)
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+            throw new ApiError('upload_exists', 'an object already exists at this pathname')
+          throw err
+        }
+      }
+      return { size: limit.bytes }
+    } finally {
+      await handle.close().catch(() => {})
+      await fs.rm(tmp, { force: true })
+    }
+  }
+
+  async stat(pathname: string): Promise<ObjectInfo | null> {
+    let file: string
+    try {
+      file = this.resolve(pathname)
+    } catch {
+      return null
+    }
+    try {
+      const s = await fs.stat(file)
+      return s.isFile() ? { size: s.size, lastModified: s.mtime } : null
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+  }
+
+  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+    const file = this.resolve(pathname)
+    let handle: fs.FileHandle
+    try {
+      handle = await fs.open(file, 'r')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new ApiError('file_not_found', 'the file is no longer in the store')
+      throw err
+    }
+    try {
+      const { size } = await handle.stat()
+      return { stream: handle.createReadStream({ highWaterMark: 1024 * 1024 }), size }
+    } catch (err) {
+      await handle.close()
+      throw err
+    }
+  }
+
+  async delete(pathname: string): Promise<void> {
+    const file = this.resolve(pathname)
+    await fs.rm(file, { force: true })
+    // Remove the now empty prefix folder; a folder still in use keeps its files.
+    const dir = path.dirname(file)
+    if (dir !== this.root) await fs.rmdir(dir).catch(() => {})
+  }
+
+  async *list(): AsyncIterable<ListedObject> {
+    yield* this.walk('')
+  }
+
+  private async *walk(prefix: string): AsyncIterable<ListedObject> {
+    let entries: Dirent[]
+    try {
+      entries = await fs.readdir(path.join(this.root, prefix), { withFileTypes: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw err
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue
+      const rel = prefix ? `${prefix}/${entry.name}` : entry.name
+      if (entry.isDirectory()) yield* this.walk(rel)
+      else if (entry.isFile()) {
+        const s = await fs.stat(path.join(this.root, rel)).catch(() => null)
+        if (s) yield { pathname: rel, size: s.size, lastModified: s.mtime }
+      }
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import type { Readable } from 'node:stream'
+import { ApiError } from '@quartet/core/errors'
+import { Client } from 'minio'
+import type {
+  IssueUploadInput,
+  ListedObject,
+  ObjectInfo,
+  StorageDriver,
+  UploadPermission,
+} from '../domain/storage.ts'
+import { ByteLimit } from './limit.ts'
+
+export interface BucketStoreOptions {
+  /** http(s)://host:port of the S3-compatible server. */
+  endpoint: string
+  accessKey: string
+  secretKey: string
+  bucket: string
+  region: string
+  pathStyle: boolean
+  /** POST policy uploads (exact key + content-length-range); false: presigned PUT. */
+  postPolicy: boolean
+  instance?: string
+}
+
+/**
+ * S3-compatible storage ("bucket") via the minio client: MinIO, AWS S3, Cloudflare R2.
+ * Browsers upload with a presigned POST policy that pins the exact key and a
+ * content-length-range, so the provider itself refuses an oversized body. Providers without POST
+ * policies (R2) get a presigned PUT; share then checks the real size after upload.
+ */
+export class BucketStore implements StorageDriver {
+  readonly kind = 'bucket' as const
+  readonly instance: string
+  readonly client: Client
+  readonly bucket: string
+
+  constructor(private readonly options: BucketStoreOptions) {
+    const url = new URL(options.endpoint)
+    const useSSL = url.protocol === 'https:'
+    this.client = new Client({
+      endPoint: url.hostname,
+      port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+      useSSL,
+      accessKey: options.accessKey,
+      secretKey: options.secretKey,
+      region: options.region,
+      pathStyle: options.pathStyle,
+    })
+    this.bucket = options.bucket
+    this.instance = options.instance ?? 'bucket'
+  }
+
+  async ensureBucket(): Promise<void> {
+    if (!(await this.client.bucketExists(this.bucket)))
+      await this.client.makeBucket(this.bucket, this.options.region)
+  }
+
+  async issueUpload(input: IssueUploadInput): Promise<UploadPermission> {
+    if (this.options.postPolicy) {
+      const policy = this.client.newPostPolicy()
+      policy.setBucket(this.bucket)
+      policy.setKey(input.pathname)
+      policy.setExpires(input.expiresAt)
+      policy.setContentType(input.type)
+      // S3 caps a single POST at 5 GiB; "unlimited" is that cap.
+      policy.setContentLengthRange(0, input.maxBytes ?? 5 * 1024 ** 3)
+      const { postURL, formData } = await this.client.presignedPostPolicy(policy)
+      return {
+        url: postURL,
+        method: 'POST',
+        fields: Object.fromEntries(Object.entries(formData).map(([k, v]) => [k, String(v)])),
+      }
+    }
+    const seconds = Math.max(1, Math.floor((input.expiresAt.getTime() - Date.now()) / 1000))
+    const url = await this.client.presignedPutObject(this.bucket, input.pathname, seconds)
+    return { url, method: 'PUT', headers: {} }
+  }
+
+  async put(
+    pathname: string,
+    body: Readable,
+    options: { maxBytes: number | null; type?: string; allowOverwrite: boolean },
+  ): Promise<{ size: number }> {
+    // S3 has no create-only PUT everywhere; pathnames are random and server-chosen, so the check
+    // below only guards against reusing one.
+    if (!options.allowOverwrite && (await this.stat(pathname)))
+      throw new ApiError('upload_exists', 'an object already exists at this pathname')
+    const limit = new ByteLimit(options.maxBytes)
+    body.on('error', (err) => limit.destroy(err))
+    await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
+      'Content-Type': options.type ?? 'application/octet-stream',
+    })
+    return { size: limit.bytes }
+  }
+
+  async stat(pathname: string): Promise<ObjectInfo | null> {
+    try {
+      const s = await this.client.statObject(this.bucket, pathname)
+      const type = s.metaData?.['content-type'] as string | undefined
+      return { size: s.size, type, lastModified: s.lastModified }
+    } catch (err) {
+      if (isNotFound(err)) return null
+      throw err
+    }
+  }
+
+  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+    const info = await this.stat(pathname)
+    if (!info) throw new ApiError('file_not_found', 'the file is no longer in the store')
+    try {
+      return { stream: await this.client.getObject(this.bucket, pathname), size: info.size }
+    } catch (err) {
+      if (isNotFound(err)) throw new ApiError('file_not_found', 'the file is no longer in the store')
+      throw err
+    }
+  }
+
+  async delete(pathname: string): Promise<void> {
+    await this.client.removeObject(this.bucket, pathname)
+  }
+
+  async *list(): AsyncIterable<ListedObject> {
+    const stream = this.client.listObjectsV2(this.bucket, '', true)
+    for await (const item of stream as AsyncIterable<{ name?: string; size: number; lastModified: Date }>) {
+      if (item.name) yield { pathname: item.name, size: item.size, lastModified: new Date(item.lastModified) }
+    }
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code
+  return code === 'NotFound' || code === 'NoSuchKey' || code === 'NoSuchBucket'
+}

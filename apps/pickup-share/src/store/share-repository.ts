@@ -1,0 +1,341 @@
+import { Prisma } from '../generated/prisma/client.ts'
+import type { Db } from './db.ts'
+
+export interface ShareFileRecord {
+  name: string
+  size: number
+  type: string
+  pathname: string
+  store: string
+  storeInstance: string
+}
+
+export interface ShareRecord {
+  id: string
+  code: string
+  maxDownloads: number | null
+  remaining: number | null
+  limitSize: boolean
+  createdAt: Date
+  expiresAt: Date
+  exhaustedAt: Date | null
+  files: ShareFileRecord[]
+}
+
+export interface IssuedUploadRecord {
+  id: string
+  store: string
+  storeInstance: string
+  pathname: string
+  name: string
+  size: number
+  type: string
+  maxBytes: number | null
+  authCodeId: string | null
+  createdAt: Date
+  shareId: string | null
+}
+
+export interface NewShare {
+  id: string
+  code: string
+  maxDownloads: number | null
+  limitSize: boolean
+  createdAt: Date
+  expiresAt: Date
+  files: Array<ShareFileRecord & { issuedUploadId: string }>
+  /** Consumed in the same transaction: the share exists only if the code was still usable. */
+  authCode: { hash: string; now: Date } | null
+}
+
+export type CreateShareResult =
+  { ok: true; share: ShareRecord } | { ok: false; reason: 'auth_code_unusable' | 'upload_already_shared' }
+
+export interface ShareListQuery {
+  page: number
+  pageSize: number
+  sort: 'createdAt' | 'expiresAt' | 'code'
+  order: 'asc' | 'desc'
+  q?: string | undefined
+  status?: 'active' | 'exhausted' | 'expired' | undefined
+  now: Date
+}
+
+const shareInclude = { files: { orderBy: { position: 'asc' } } } as const
+
+type ShareRow = Prisma.ShareGetPayload<{ include: typeof shareInclude }>
+
+function toShare(row: ShareRow): ShareRecord {
+  return {
+    id: row.id,
+    code: row.code,
+    maxDownloads: row.maxDownloads,
+    remaining: row.remaining,
+    limitSize: row.limitSize,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    exhaustedAt: row.exhaustedAt,
+    files: row.files.map((f) => ({
+      name: f.name,
+      size: Number(f.size),
+      type: f.type,
+      pathname: f.pathname,
+      store: f.store,
+      storeInstance: f.storeInstance,
+    })),
+  }
+}
+
+function toIssued(row: Prisma.IssuedUploadGetPayload<object>): IssuedUploadRecord {
+  return {
+    id: row.id,
+    store: row.store,
+    storeInstance: row.storeInstance,
+    pathname: row.pathname,
+    name: row.name,
+    size: Number(row.size),
+    type: row.type,
+    maxBytes: row.maxBytes === null ? null : Number(row.maxBytes),
+    authCodeId: row.authCodeId,
+    createdAt: row.createdAt,
+    shareId: row.shareId,
+  }
+}
+
+/** Shares, their files and the upload permissions behind them. */
+export class ShareRepository {
+  constructor(private readonly db: Db) {}
+
+  async recordIssuedUpload(u: Omit<IssuedUploadRecord, 'shareId'> & { clientIp: string | null }) {
+    await this.db.issuedUpload.create({
+      data: { ...u, size: BigInt(u.size), maxBytes: u.maxBytes === null ? null : BigInt(u.maxBytes) },
+    })
+  }
+
+  async issuedUploads(
+    keys: Array<{ storeInstance: string; pathname: string }>,
+  ): Promise<IssuedUploadRecord[]> {
+    if (keys.length === 0) return []
+    const rows = await this.db.issuedUpload.findMany({
+      where: { OR: keys.map((k) => ({ storeInstance: k.storeInstance, pathname: k.pathname })) },
+    })
+    return rows.map(toIssued)
+  }
+
+  /**
+   * Claims every issued upload (one conditional UPDATE: only uploads not yet in a share), then
+   * consumes the authorization code (one conditional UPDATE: unused, unrevoked, unexpired), then
+   * inserts the share and its files. Each step that decides something is a single atomic
+   * statement, so racing requests get exactly one winner; a refusal undoes the steps before it.
+   * (No interactive transaction: the embedded dev/test Postgres serialises those badly under load.)
+   */
+  async create(s: NewShare, nextCode: () => string): Promise<CreateShareResult> {
+    const ids = s.files.map((f) => f.issuedUploadId)
+    const claimed = await this.db.issuedUpload.updateMany({
+      where: { id: { in: ids }, shareId: null },
+      data: { shareId: s.id },
+    })
+    const releaseUploads = () =>
+      this.db.issuedUpload.updateMany({ where: { id: { in: ids }, shareId: s.id }, data: { shareId: null } })
+    if (claimed.count !== ids.length) {
+      await releaseUploads()
+      return { ok: false, reason: 'upload_already_shared' }
+    }
+    let authCodeId: string | null = null
+    if (s.authCode) {
+      const used = await this.db.authCode.updateMany({
+        where: {
+          codeHash: s.authCode.hash,
+          usedAt: null,
+          revokedAt: null,
+          expiresAt: { gt: s.authCode.now },
+        },
+        data: { usedAt: s.authCode.now, usedByShareId: s.id },
+      })
+      if (used.count !== 1) {
+        await releaseUploads()
+        return { ok: false, reason: 'auth_code_unusable' }
+      }
+      authCodeId = (await this.db.authCode.findUniqueOrThrow({ where: { codeHash: s.authCode.hash } })).id
+    }
+    try {
+      let code = s.code
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.db.share.create({
+            data: {
+              id: s.id,
+              code,
+              maxDownloads: s.maxDownloads,
+              remaining: s.maxDownloads,
+              limitSize: s.limitSize,
+              authCodeId,
+              createdAt: s.createdAt,
+              expiresAt: s.expiresAt,
+            },
+          })
+          break
+        } catch (err) {
+          const taken = err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002'
+          if (!taken || attempt >= 7) throw err
+          code = nextCode()
+        }
+      }
+      await this.db.shareFile.createMany({
+        data: s.files.map((f, position) => ({
+          id: `${s.id}-${position}`,
+          shareId: s.id,
+          position,
+          name: f.name,
+          size: BigInt(f.size),
+          type: f.type,
+          pathname: f.pathname,
+          store: f.store,
+          storeInstance: f.storeInstance,
+        })),
+      })
+      if (authCodeId)
+        await this.db.authCode.update({ where: { id: authCodeId }, data: { usedByShareCode: code } })
+      return { ok: true, share: (await this.findById(s.id))! }
+    } catch (err) {
+      await this.db.share.deleteMany({ where: { id: s.id } })
+      await releaseUploads()
+      if (authCodeId)
+        await this.db.authCode.updateMany({
+          where: { id: authCodeId, usedByShareId: s.id },
+          data: { usedAt: null, usedByShareId: null },
+        })
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
+        return { ok: false, reason: 'upload_already_shared' }
+      throw err
+    }
+  }
+
+  /** A share that can still be taken: not expired, not exhausted. */
+  async findLiveByCode(code: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { code, expiresAt: { gt: now }, exhaustedAt: null },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
+  async findByCode(code: string): Promise<ShareRecord | null> {
+    const row = await this.db.share.findUnique({ where: { code }, include: shareInclude })
+    return row ? toShare(row) : null
+  }
+
+  async findById(id: string): Promise<ShareRecord | null> {
+    const row = await this.db.share.findUnique({ where: { id }, include: shareInclude })
+    return row ? toShare(row) : null
+  }
+
+  /** Durable downloads left of a live counted share; null when it is gone, expired or exhausted. */
+  async remainingOf(id: string, now: Date): Promise<number | null> {
+    const row = await this.db.share.findFirst({
+      where: { id, expiresAt: { gt: now }, exhaustedAt: null },
+      select: { remaining: true },
+    })
+    return row?.remaining ?? null
+  }
+
+  /**
+   * The durable half of a reservation: one conditional UPDATE, so Postgres alone never lets
+   * more downloads through than the share allows. Returns the downloads left, or null.
+   */
+  async decrementRemaining(id: string, now: Date): Promise<number | null> {
+    // One conditional UPDATE: row-locked and re-checked, so concurrent decrements never pass zero.
+    const { count } = await this.db.share.updateMany({
+      where: { id, remaining: { gt: 0 }, exhaustedAt: null, expiresAt: { gt: now } },
+      data: { remaining: { decrement: 1 } },
+    })
+    if (count !== 1) return null
+    // Whoever sees zero marks the share exhausted (idempotent); take also treats 0 as used up.
+    await this.db.share.updateMany({
+      where: { id, remaining: 0, exhaustedAt: null },
+      data: { exhaustedAt: now },
+    })
+    const row = await this.db.share.findUnique({ where: { id }, select: { remaining: true } })
+    return row?.remaining ?? 0
+  }
+
+  async refund(id: string): Promise<void> {
+    await this.db.share.updateMany({
+      where: { id, remaining: { not: null } },
+      data: { remaining: { increment: 1 }, exhaustedAt: null },
+    })
+  }
+
+  /** Deletes the share (files rows cascade) and its issued uploads; returns what was deleted. */
+  async delete(id: string): Promise<ShareRecord | null> {
+    const row = await this.db.share.findUnique({ where: { id }, include: shareInclude })
+    if (!row) return null
+    // Whoever deletes the row owns the clean-up; a concurrent caller sees count 0.
+    const { count } = await this.db.share.deleteMany({ where: { id } })
+    if (count === 0) return null
+    await this.db.issuedUpload.deleteMany({ where: { shareId: id } })
+    return toShare(row)
+  }
+
+  /** Shares to sweep: expired, or exhausted longer than `exhaustedGraceMs` ago (a lost finaliser). */
+  async findEnded(now: Date, exhaustedBefore: Date, limit = 500): Promise<string[]> {
+    const rows = await this.db.share.findMany({
+      where: { OR: [{ expiresAt: { lte: now } }, { exhaustedAt: { lte: exhaustedBefore } }] },
+      select: { id: true },
+      take: limit,
+    })
+    return rows.map((r) => r.id)
+  }
+
+  async sharedPathnames(storeInstance: string): Promise<Set<string>> {
+    const rows = await this.db.shareFile.findMany({ where: { storeInstance }, select: { pathname: true } })
+    return new Set(rows.map((r) => r.pathname))
+  }
+
+  /** Unshared upload permissions younger than `cutoff`: their objects may still be shared. */
+  async pendingPathnames(storeInstance: string, cutoff: Date): Promise<Set<string>> {
+    const rows = await this.db.issuedUpload.findMany({
+      where: { storeInstance, shareId: null, createdAt: { gt: cutoff } },
+      select: { pathname: true },
+    })
+    return new Set(rows.map((r) => r.pathname))
+  }
+
+  async deleteStaleIssuedUploads(cutoff: Date): Promise<number> {
+    const { count } = await this.db.issuedUpload.deleteMany({
+      where: { shareId: null, createdAt: { lte: cutoff } },
+    })
+    return count
+  }
+
+  async list(
+    query: ShareListQuery,
+  ): Promise<{ items: Array<ShareRecord & { totalBytes: number }>; total: number }> {
+    const where: Prisma.ShareWhereInput = {}
+    if (query.q)
+      where.OR = [
+        { code: { startsWith: query.q } },
+        { files: { some: { name: { contains: query.q, mode: 'insensitive' } } } },
+      ]
+    if (query.status === 'active') Object.assign(where, { expiresAt: { gt: query.now }, exhaustedAt: null })
+    if (query.status === 'exhausted') where.exhaustedAt = { not: null }
+    if (query.status === 'expired') where.expiresAt = { lte: query.now }
+    const [rows, total] = await Promise.all([
+      this.db.share.findMany({
+        where,
+        include: shareInclude,
+        orderBy: [{ [query.sort]: query.order }, { id: 'asc' }],
+        skip: (query.page - 1) * query.pageSize,
+        take: query.pageSize,
+      }),
+      this.db.share.count({ where }),
+    ])
+    return {
+      items: rows.map((r) => {
+        const s = toShare(r)
+        return { ...s, totalBytes: s.files.reduce((n, f) => n + f.size, 0) }
+      }),
+      total,
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { type Clock, systemClock } from '@quartet/core/clock'
+import { silentLogger, startTestServer, type RunningServer, useTestDeps } from '@quartet/core/testing'
+import { createApp } from '../../src/app.ts'
+import type { DownloadGate } from '../../src/domain/download-gate.ts'
+import type { Services } from '../../src/http/services.ts'
+import { createServices, type ServicesConfig } from '../../src/services.ts'
+import { createDb } from '../../src/store/db.ts'
+
+export const ADMIN_PASSWORD = 'correct horse battery staple'
+
+export function testConfig(overrides: Partial<ServicesConfig> = {}) {
+  return {
+    TRUST_PROXY: ['loopback'],
+    BODY_LIMIT: '1mb',
+    BLOB_DIR: overrides.BLOB_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'pickup-blobs-')),
+    S3_REGION: 'us-east-1',
+    S3_PATH_STYLE: true,
+    S3_POST_POLICY: true,
+    ADMIN_PASSWORD: ADMIN_PASSWORD,
+    UPLOAD_TOKEN_SECRET: 'test-upload-token-secret-0123456789abcdef',
+    UPLOAD_TOKEN_TTL_SECONDS: 3600,
+    ORPHAN_AFTER_HOURS: 24,
+    ADMIN_ALLOWED_ORIGINS: [] as string[],
+    ...overrides,
+  } satisfies ServicesConfig & { TRUST_PROXY: string[]; BODY_LIMIT: string }
+}
+
+export type TestConfig = ReturnType<typeof testConfig>
+
+export const testDeps = () =>
+  useTestDeps({ migrationsDir: path.join(__dirname, '../../prisma/migrations'), prefix: 'share', createDb })
+
+export interface Harness {
+  url: string
+  services: Services & { gate: DownloadGate }
+  config: TestConfig
+  server: RunningServer
+  close(): Promise<void>
+}
+
+/** The app on a loopback port with real Postgres/kv from `deps` and its own blob folder. */
+export async function startHarness(
+  deps: ReturnType<typeof testDeps>,
+  options: { config?: Partial<ServicesConfig>; clock?: Clock; strictGuessLimits?: boolean } = {},
+): Promise<Harness> {
+  const config = testConfig(options.config)
+  const logger = process.env.TEST_LOG
+    ? (await import('@quartet/core/log')).createLogger({ name: 'test', level: 'error' })
+    : silentLogger()
+  const clock = options.clock ?? systemClock
+  const services = createServices({ config, logger, db: deps.db, kv: deps.kv, clock })
+  const app = createApp({ config, logger, db: deps.db, kv: deps.kv, clock, services })
+  // Tests fire many requests from one address; the guessing limits get their own test file.
+  if (!options.strictGuessLimits)
+    await services.settings.update({
+      takeFailuresPerIp: 1_000_000,
+      takeFailuresGlobal: 1_000_000,
+      loginAttemptsPerIp: 1000,
+    })
+  const server = await startTestServer(app)
+  return {
+    url: server.url,
+    services,
+    config,
+    server,
+    close: async () => {
+      await server.close()
+      rmSync(config.BLOB_DIR, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface Reply {
+  status: number
+  body: any // eslint-disable-line @typescript-eslint/no-explicit-any
+  headers: Headers
+}
+
+export async function api(
+  h: { url: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const res = await fetch(`${h.url}${path}`, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  let parsed: unknown = text
+  try {
+    parsed = text ? JSON.parse(text) : null
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed, headers: res.headers }
+}
+
+export interface UploadedFile {
+  name: string
+  size: number
+  type: string
+  pathname: string
+  store: 'blob' | 'bucket'
+}
+
+/** Asks for a permission and uploads exactly as a browser would (PUT with headers, or a POST form). */
+export async function uploadFile(
+  h: { url: string },
+  file: { name: string; data: Buffer; type?: string; store?: 'blob' | 'bucket'; declaredSize?: number },
+  extra: Record<string, unknown> = {},
+): Promise<{ file: UploadedFile; uploadStatus: number; grant: Reply }> {
+  const type = file.type ?? 'application/octet-stream'
+  const store = file.store ?? 'blob'
+  const grant = await api(h, 'POST', '/api/upload', {
+    store,
+    name: file.name,
+    size: file.declaredSize ?? file.data.length,
+    type,
+    ...extra,
+  })
+  if (grant.status !== 200) throw new Error(`upload permission refused: ${JSON.stringify(grant.body)}`)
+  const { upload, pathname } = grant.body
+  const target = new URL(upload.url, h.url)
+  let uploadStatus: number
+  if (upload.method === 'PUT') {
+    const res = await fetch(target, {
+      method: 'PUT',
+      headers: upload.headers,
+      body: new Uint8Array(file.data),
+    })
+    uploadStatus = res.status
+    await res.arrayBuffer()
+  } else {
+    const form = new FormData()
+    for (const [k, v] of Object.entries(upload.fields as Record<string, string>)) form.append(k, v)
+    form.append('file', new Blob([new Uint8Array(file.data)], { type }), file.name)
+    const res = await fetch(target, { method: 'POST', body: form })
+    uploadStatus = res.status
+    await res.arrayBuffer()
+  }
+  return {
+    file: { name: file.name, size: file.data.length, type, pathname, store },
+    uploadStatus,
+    grant,
+  }
+}
+
+export const ADMIN_HEADERS = (h: { url: string }) => ({ origin: h.url, 'x-requested-with': 'fetch' })
+
+export async function adminLogin(h: { url: string }): Promise<Record<string, string>> {
+  const res = await api(h, 'POST', '/api/admin/login', { password: ADMIN_PASSWORD }, ADMIN_HEADERS(h))
+  if (res.status !== 200) throw new Error(`login failed: ${JSON.stringify(res.body)}`)
+  const cookie = res.headers.get('set-cookie')!.split(';')[0]!
+  return { ...ADMIN_HEADERS(h), cookie }
+}
