@@ -1,20 +1,41 @@
 import type { KeyValueStore } from '@quartet/core/kv'
 import { createHttpApp } from '@quartet/core/http'
 import type { Logger } from '@quartet/core/log'
+import { createOpenApiDocument, serveOpenApi } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
+import type { ReleaseCache } from './domain/release-cache.ts'
+import { documentOperations, registerDocumentRoutes } from './http/documents.ts'
+import { installDocumentFastPath } from './http/fast-path.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'>
+  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> &
+    Partial<Pick<TConfig, 'CACHE_CONTROL' | 'DOCUMENT_ACCESS_LOG'>>
   logger: Logger
   db: Db
   kv: KeyValueStore
+  /** The releases served from memory; main.ts loads and polls it. */
+  releases: ReleaseCache
 }
+
+export const DEFAULT_CACHE_CONTROL = 'public, max-age=300, stale-while-revalidate=86400'
+
+export const openApiDocument = () =>
+  createOpenApiDocument(
+    {
+      title: 'design-archive',
+      version: '1.0.0',
+      description:
+        'Nine versioned JSON documents of design knowledge (styles, blocks, quality gates, bilingual terms, term mappings, learning paths, catalog, manifest, skill manifest), served from memory and cache-correct.',
+    },
+    documentOperations,
+  )
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
-  const { app } = createHttpApp(
+  const cacheControl = deps.config.CACHE_CONTROL ?? DEFAULT_CACHE_CONTROL
+  const { app, metrics } = createHttpApp(
     {
       name: 'design-archive',
       logger: deps.logger,
@@ -24,11 +45,18 @@ export function createApp(deps: AppDeps): Express {
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
         kv: () => deps.kv.ping(),
+        release: async () => {
+          if (!deps.releases.current()) throw new Error('no release loaded')
+        },
       },
     },
-    () => {
-      // The documents under /design-api/v1 arrive with the design-archive issue.
+    (app) => {
+      serveOpenApi(app, openApiDocument())
+      registerDocumentRoutes(app, { cache: deps.releases, cacheControl })
     },
   )
+  // Document hits skip express and the per-request access log unless DOCUMENT_ACCESS_LOG is on.
+  if (!deps.config.DOCUMENT_ACCESS_LOG)
+    installDocumentFastPath(app, { cache: deps.releases, cacheControl, metrics })
   return app
 }

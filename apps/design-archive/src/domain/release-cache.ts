@@ -1,0 +1,139 @@
+import { promisify } from 'node:util'
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib'
+import type { ReleaseRepository, StoredRelease } from './releases.ts'
+
+const brotli = promisify(brotliCompress)
+const gzipAsync = promisify(gzip)
+
+/** One document of a release as served: raw and pre-compressed bytes plus validators. */
+export interface ServedDocument {
+  sha256: string
+  /** Strong entity tag: the quoted sha256 of the raw bytes. */
+  etag: string
+  raw: Buffer
+  gzip: Buffer
+  br: Buffer
+}
+
+export interface ServedRelease {
+  version: string
+  publishedAt: Date
+  /** HTTP-date of publishedAt (second precision, as Last-Modified carries it). */
+  lastModified: string
+  /** publishedAt truncated to whole seconds, for If-Modified-Since comparisons. */
+  lastModifiedSeconds: number
+  documents: Map<string, ServedDocument>
+}
+
+export interface CacheLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+}
+
+/** Compresses every document once, when a release is loaded, never per request. */
+export async function prepareRelease(stored: StoredRelease): Promise<ServedRelease> {
+  const documents = new Map<string, ServedDocument>()
+  await Promise.all(
+    stored.documents.map(async (d) => {
+      const [gz, br] = await Promise.all([
+        gzipAsync(d.body, { level: 9 }),
+        brotli(d.body, {
+          params: {
+            [zlibConstants.BROTLI_PARAM_QUALITY]: zlibConstants.BROTLI_MAX_QUALITY,
+            [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+            [zlibConstants.BROTLI_PARAM_SIZE_HINT]: d.body.length,
+          },
+        }),
+      ])
+      documents.set(d.name, { sha256: d.sha256, etag: `"${d.sha256}"`, raw: d.body, gzip: gz, br })
+    }),
+  )
+  const seconds = Math.floor(stored.publishedAt.getTime() / 1000)
+  return {
+    version: stored.version,
+    publishedAt: stored.publishedAt,
+    lastModified: new Date(seconds * 1000).toUTCString(),
+    lastModifiedSeconds: seconds,
+    documents,
+  }
+}
+
+/**
+ * The releases this replica serves, in memory. The active one is swapped in whole when a poll
+ * of the active version sees a change (every replica polls, so all pick up an activation within
+ * one interval); releases asked for by `?version=` are kept in a small LRU.
+ */
+export class ReleaseCache {
+  private active: ServedRelease | undefined
+  private readonly pinned = new Map<string, Promise<ServedRelease | undefined>>()
+  private timer: NodeJS.Timeout | undefined
+  private refreshing: Promise<boolean> | undefined
+
+  constructor(
+    private readonly releases: Pick<ReleaseRepository, 'activeVersion' | 'load'>,
+    private readonly options: { logger?: CacheLogger; maxPinned?: number } = {},
+  ) {}
+
+  current(): ServedRelease | undefined {
+    return this.active
+  }
+
+  /** Loads the active release if it changed; true when a new release was swapped in. */
+  refresh(): Promise<boolean> {
+    this.refreshing ??= this.doRefresh().finally(() => {
+      this.refreshing = undefined
+    })
+    return this.refreshing
+  }
+
+  private async doRefresh(): Promise<boolean> {
+    const version = await this.releases.activeVersion()
+    if (version === null || version === this.active?.version) return false
+    const stored = await this.releases.load(version)
+    if (!stored) return false
+    const previous = this.active?.version
+    this.active = await prepareRelease(stored)
+    this.options.logger?.info({ version, previous: previous ?? null }, 'serving release')
+    return true
+  }
+
+  /** A specific release (for `?version=`), loaded once and kept; undefined when it does not exist. */
+  release(version: string): Promise<ServedRelease | undefined> {
+    if (this.active?.version === version) return Promise.resolve(this.active)
+    const cached = this.pinned.get(version)
+    if (cached) {
+      // Move to the end: most recently used.
+      this.pinned.delete(version)
+      this.pinned.set(version, cached)
+      return cached
+    }
+    const loading = this.releases
+      .load(version)
+      .then((stored) => (stored ? prepareRelease(stored) : undefined))
+    this.pinned.set(version, loading)
+    // Misses and failures are not remembered: a release published later must become reachable.
+    loading.then(
+      (found) => {
+        if (!found) this.pinned.delete(version)
+      },
+      () => this.pinned.delete(version),
+    )
+    const max = this.options.maxPinned ?? 8
+    while (this.pinned.size > max) this.pinned.delete(this.pinned.keys().next().value!)
+    return loading
+  }
+
+  /** Polls the active version every `intervalMs`; a failed poll keeps serving what is in memory. */
+  start(intervalMs: number): void {
+    this.stop()
+    this.timer = setInterval(() => {
+      this.refresh().catch((err: unknown) => this.options.logger?.warn({ err }, 'release poll failed'))
+    }, intervalMs)
+    this.timer.unref()
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+}

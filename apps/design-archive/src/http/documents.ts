@@ -1,0 +1,243 @@
+import type { OperationDoc } from '@quartet/core/openapi'
+import { ApiError } from '@quartet/core/errors'
+import { parseInput } from '@quartet/core/validate'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Express, Request } from 'express'
+import { z } from 'zod'
+import '../domain/errors.ts'
+import { BASE_PATH, DOCUMENT_NAMES, isDocumentName, RELEASE_VERSION_PATTERN } from '../domain/documents.ts'
+import type { ReleaseCache, ServedDocument, ServedRelease } from '../domain/release-cache.ts'
+import { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from './negotiation.ts'
+
+// --- contract -------------------------------------------------------------------------------
+
+export const ZDocumentParams = z.object({ document: z.enum(DOCUMENT_NAMES) })
+export type TDocumentParams = z.infer<typeof ZDocumentParams>
+
+export const ZDocumentQuery = z.object({
+  version: z
+    .string()
+    .regex(RELEASE_VERSION_PATTERN, 'must be a release version (letters, digits, ".", "_", "+", "-")')
+    .optional()
+    .describe('a release version to read instead of the active one; such responses are immutable'),
+})
+export type TDocumentQuery = z.infer<typeof ZDocumentQuery>
+
+export const ZDocument = z
+  .looseObject({})
+  .describe('the JSON document (see its JSON Schema and manifest.json)')
+
+export const ZErrorEnvelope = z.object({
+  error: z.object({ code: z.string(), message: z.string(), request_id: z.string().optional() }),
+})
+
+const ALLOW = 'GET, HEAD, OPTIONS'
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+const ENTITY_HEADERS = {
+  ETag: 'strong entity tag: the quoted sha256 of the uncompressed document',
+  'Last-Modified': 'when the release was published',
+  'Cache-Control': 'public, max-age=300, stale-while-revalidate=86400 by default; immutable with ?version=',
+  Vary: 'Accept-Encoding',
+}
+
+export const documentOperations: OperationDoc[] = [
+  {
+    method: 'get',
+    path: `${BASE_PATH}/:document`,
+    operationId: 'getDocument',
+    summary: 'One of the nine design documents of the active release (or of ?version=)',
+    description:
+      'Served from memory, raw or pre-compressed (br preferred over gzip; Accept-Encoding). Conditional with If-None-Match (304) and If-Modified-Since. HEAD and CORS preflight (OPTIONS) are answered too; other methods get 405 with Allow.',
+    tags: ['documents'],
+    request: { params: ZDocumentParams, query: ZDocumentQuery },
+    responses: {
+      200: { description: 'the document', schema: ZDocument, headers: ENTITY_HEADERS },
+      304: { description: 'not modified (If-None-Match or If-Modified-Since)', headers: ENTITY_HEADERS },
+      400: { description: 'malformed ?version=', schema: ZErrorEnvelope },
+      404: {
+        description: 'no such document, or no such release (release_not_found)',
+        schema: ZErrorEnvelope,
+      },
+      405: { description: 'method not allowed; see Allow', schema: ZErrorEnvelope },
+      503: { description: 'no release loaded yet', schema: ZErrorEnvelope },
+    },
+  },
+]
+
+// --- handlers -------------------------------------------------------------------------------
+
+export interface DocumentRoutesOptions {
+  cache: ReleaseCache
+  cacheControl: string
+}
+
+/**
+ * The raw request path must name a document exactly. Express decodes and case-folds route
+ * matching (`/Manifest.JSON`, `manifest%2Ejson`, `..%2f`); comparing the undecoded path against
+ * the nine names keeps every encoding trick, case variant and trailing slash a plain 404.
+ */
+function rawPathOf(req: Pick<Request, 'originalUrl'>): string {
+  const url = req.originalUrl
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}
+
+export function documentOf(req: Pick<Request, 'originalUrl'>): string | undefined {
+  const rawPath = rawPathOf(req)
+  if (!rawPath.startsWith(`${BASE_PATH}/`)) return undefined
+  const name = rawPath.slice(BASE_PATH.length + 1)
+  return isDocumentName(name) ? name : undefined
+}
+
+/** CORS headers of every document response (and preflight). */
+export const CORS_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Access-Control-Allow-Origin', '*'],
+  // Last-Modified, Content-Length and Content-Type are CORS-safelisted already.
+  ['Access-Control-Expose-Headers', 'ETag, X-Request-Id'],
+  // helmet defaults CORP to same-origin; these documents are meant to be read from anywhere.
+  ['Cross-Origin-Resource-Policy', 'cross-origin'],
+]
+
+/**
+ * Security headers of a JSON document response: the OWASP REST set instead of helmet's
+ * page-oriented defaults. A document is data, never a page: `default-src 'none'` and
+ * `frame-ancestors 'none'` are stricter than helmet's CSP for it, and the headers that only
+ * matter to HTML (COOP, Origin-Agent-Cluster, X-DNS-Prefetch-Control, X-Download-Options,
+ * X-Permitted-Cross-Domain-Policies, X-XSS-Protection) are dropped — about 600 bytes less on
+ * every response, which counts when a 304 is all headers.
+ */
+export const DOCUMENT_SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
+]
+const PAGE_ONLY_HEADERS = [
+  'Cross-Origin-Opener-Policy',
+  'Origin-Agent-Cluster',
+  'X-DNS-Prefetch-Control',
+  'X-Download-Options',
+  'X-Permitted-Cross-Domain-Policies',
+  'X-XSS-Protection',
+]
+
+/** Replaces whatever security headers the pipeline set (helmet) with the document set. */
+export function setDocumentSecurityHeaders(res: ServerResponse): void {
+  for (const name of PAGE_ONLY_HEADERS) res.removeHeader(name)
+  for (const [name, value] of DOCUMENT_SECURITY_HEADERS) res.setHeader(name, value)
+}
+
+function setCors(res: ServerResponse): void {
+  for (const [name, value] of CORS_HEADERS) res.setHeader(name, value)
+}
+
+/** The validator and caching headers of a document response (200 and 304 alike). */
+export function entityHeaders(
+  release: ServedRelease,
+  document: ServedDocument,
+  cacheControl: string,
+): Array<[string, string]> {
+  return [
+    ['ETag', document.etag],
+    ['Last-Modified', release.lastModified],
+    ['Cache-Control', cacheControl],
+    ['Vary', 'Accept-Encoding'],
+  ]
+}
+
+/** The condition of a GET/HEAD: If-None-Match decides when present, else If-Modified-Since. */
+export function isNotModified(
+  req: IncomingMessage,
+  release: ServedRelease,
+  document: ServedDocument,
+): boolean {
+  const ifNoneMatch = req.headers['if-none-match']
+  if (ifNoneMatch !== undefined) return ifNoneMatchMatches(ifNoneMatch, document.etag)
+  const ifModifiedSince = req.headers['if-modified-since']
+  return ifModifiedSince !== undefined && notModifiedSince(ifModifiedSince, release.lastModifiedSeconds)
+}
+
+/** Answers a CORS preflight for a document. */
+export function sendPreflight(res: ServerResponse): void {
+  setDocumentSecurityHeaders(res)
+  setCors(res)
+  res.setHeader('Access-Control-Allow-Methods', ALLOW)
+  res.setHeader('Access-Control-Allow-Headers', 'If-None-Match, If-Modified-Since, Cache-Control')
+  res.setHeader('Access-Control-Max-Age', '86400')
+  res.setHeader('Allow', ALLOW)
+  res.setHeader('Vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers')
+  res.writeHead(204).end()
+}
+
+/**
+ * Answers GET or HEAD of one document from memory: validators, 304 when a condition holds,
+ * otherwise the negotiated representation (no body for HEAD). Shared by the express route and
+ * the fast path, so both send exactly the same thing.
+ */
+export function sendDocument(
+  req: IncomingMessage,
+  res: ServerResponse,
+  release: ServedRelease,
+  document: ServedDocument,
+  cacheControl: string,
+): void {
+  setDocumentSecurityHeaders(res)
+  setCors(res)
+  for (const [name, value] of entityHeaders(release, document, cacheControl)) res.setHeader(name, value)
+  if (isNotModified(req, release, document)) {
+    res.writeHead(304).end()
+    return
+  }
+
+  const coding = negotiateEncoding(req.headers['accept-encoding'])
+  const body = coding === 'br' ? document.br : coding === 'gzip' ? document.gzip : document.raw
+  res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  if (coding !== 'identity') res.setHeader('Content-Encoding', coding)
+  res.setHeader('Content-Length', body.length)
+  res.writeHead(200)
+  if (req.method === 'HEAD') res.end()
+  else res.end(body)
+}
+
+export function registerDocumentRoutes(app: Express, options: DocumentRoutesOptions): void {
+  // Anything under the prefix that is not exactly a document name is a 404 before express
+  // decodes it (a malformed escape like %E0%A4 would otherwise be a 400 from the router).
+  app.use(BASE_PATH, (req, _res, next) => {
+    if (documentOf(req)) next()
+    else next(new ApiError('not_found', `no document at ${rawPathOf(req)}`))
+  })
+  app.all(`${BASE_PATH}/:document`, async (req, res) => {
+    const name = documentOf(req)
+    if (!name) throw new ApiError('not_found', `no document at ${rawPathOf(req)}`)
+
+    if (req.method === 'OPTIONS') {
+      sendPreflight(res)
+      return
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      throw new ApiError(
+        'method_not_allowed',
+        `${req.method} is not allowed on ${req.path}; use GET or HEAD`,
+        undefined,
+        {
+          headers: { Allow: ALLOW },
+        },
+      )
+    }
+
+    const query = parseInput(ZDocumentQuery, req.query, 'query')
+    let release: ServedRelease | undefined
+    if (query.version !== undefined) {
+      release = await options.cache.release(query.version)
+      if (!release) throw new ApiError('release_not_found', `no release ${JSON.stringify(query.version)}`)
+    } else {
+      release = options.cache.current()
+      if (!release) throw new ApiError('service_unavailable', 'no release is loaded yet')
+    }
+    const document = release.documents.get(name)
+    if (!document) throw new ApiError('not_found', `release ${release.version} has no ${name}`)
+
+    sendDocument(req, res, release, document, query.version !== undefined ? IMMUTABLE : options.cacheControl)
+  })
+}

@@ -1,0 +1,100 @@
+import { ApiError } from '@quartet/core/errors'
+import { quoteIdent } from '@quartet/core/db'
+import '../domain/errors.ts'
+import type { BuiltRelease } from '../domain/content.ts'
+import type { ReleaseRepository, ReleaseSummary, StoredRelease } from '../domain/releases.ts'
+import type { Db } from './db.ts'
+
+const isUniqueViolation = (err: unknown) => (err as { code?: unknown })?.code === 'P2002'
+
+/** Releases and their documents in Postgres. Plain objects out; Prisma stays in here. */
+export function createReleaseRepository(db: Db, schema: string): ReleaseRepository {
+  // Writers that change which release is active take this lock first, so two concurrent
+  // publishes/activations run one after the other and the partial unique index never trips.
+  const lockReleases = `LOCK TABLE ${quoteIdent(schema)}."release" IN SHARE ROW EXCLUSIVE MODE`
+
+  return {
+    async insert(release: BuiltRelease, options: { activate: boolean }): Promise<void> {
+      try {
+        await db.$transaction(async (tx) => {
+          await tx.$executeRawUnsafe(lockReleases)
+          if (options.activate)
+            await tx.release.updateMany({ where: { active: true }, data: { active: false } })
+          await tx.release.create({
+            data: {
+              version: release.version,
+              publishedAt: release.publishedAt,
+              active: options.activate,
+              documents: {
+                create: release.documents.map((d) => ({
+                  name: d.name,
+                  body: new Uint8Array(d.body),
+                  sha256: d.sha256,
+                  bytes: d.bytes,
+                  items: d.items,
+                  schemaVersion: d.schemaVersion,
+                })),
+              },
+            },
+          })
+        })
+      } catch (err) {
+        if (isUniqueViolation(err))
+          throw new ApiError('release_exists', `release ${JSON.stringify(release.version)} already exists`)
+        throw err
+      }
+    },
+
+    async activate(version: string): Promise<boolean> {
+      return db.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe(lockReleases)
+        const target = await tx.release.findUnique({ where: { version }, select: { id: true } })
+        if (!target) return false
+        await tx.release.updateMany({
+          where: { active: true, NOT: { id: target.id } },
+          data: { active: false },
+        })
+        await tx.release.update({ where: { id: target.id }, data: { active: true } })
+        return true
+      })
+    },
+
+    async list(): Promise<ReleaseSummary[]> {
+      const rows = await db.release.findMany({
+        orderBy: { id: 'desc' },
+        include: {
+          documents: {
+            select: { name: true, sha256: true, bytes: true, items: true, schemaVersion: true },
+            orderBy: { name: 'asc' },
+          },
+        },
+      })
+      return rows.map((r) => ({
+        version: r.version,
+        publishedAt: r.publishedAt,
+        active: r.active,
+        documents: r.documents,
+      }))
+    },
+
+    async activeVersion(): Promise<string | null> {
+      const row = await db.release.findFirst({ where: { active: true }, select: { version: true } })
+      return row?.version ?? null
+    },
+
+    async load(version: string): Promise<StoredRelease | null> {
+      const row = await db.release.findUnique({
+        where: { version },
+        include: { documents: { select: { name: true, body: true, sha256: true } } },
+      })
+      if (!row) return null
+      return {
+        version: row.version,
+        publishedAt: row.publishedAt,
+        documents: row.documents.map((d) => ({ name: d.name, body: Buffer.from(d.body), sha256: d.sha256 })),
+      }
+    },
+
+    count: () => db.release.count(),
+  }
+}

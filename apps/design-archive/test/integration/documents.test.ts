@@ -1,0 +1,407 @@
+import { createHash } from 'node:crypto'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
+import { fixedClock } from '@quartet/core/clock'
+import {
+  captureLogger,
+  type RunningServer,
+  silentLogger,
+  startTestServer,
+  useTestDeps,
+} from '@quartet/core/testing'
+import request from 'supertest'
+import { createApp } from '../../src/app.ts'
+import { DOCUMENT_NAMES } from '../../src/domain/documents.ts'
+import { ReleaseCache } from '../../src/domain/release-cache.ts'
+import { publishContent } from '../../src/domain/releases.ts'
+import { createDb } from '../../src/store/db.ts'
+import { createReleaseRepository } from '../../src/store/release-repository.ts'
+import { contentDir, migrationsDir, rawRequest, validator } from '../helpers.ts'
+
+const deps = useTestDeps({ migrationsDir, prefix: 'design_docs', createDb })
+const PUBLISHED_AT = new Date('2026-11-20T08:30:15.250Z')
+const VERSION = 'docs-1.0.0'
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex')
+
+let app: ReturnType<typeof createApp>
+let server: RunningServer
+let releases: ReleaseCache
+
+beforeAll(async () => {
+  const repository = createReleaseRepository(deps.db, deps.database.schema)
+  await publishContent(
+    { releases: repository, validator, clock: fixedClock(PUBLISHED_AT) },
+    { dir: contentDir, version: VERSION, activate: true },
+  )
+  releases = new ReleaseCache(repository)
+  await releases.refresh()
+  app = createApp({
+    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb', CACHE_CONTROL: 'public, max-age=60' },
+    logger: silentLogger(),
+    db: deps.db,
+    kv: deps.kv,
+    releases,
+  })
+  server = await startTestServer(app)
+})
+afterAll(() => server?.close())
+
+const path = (name: string) => `/design-api/v1/${name}`
+
+describe('GET /design-api/v1/<document>', () => {
+  it.each(DOCUMENT_NAMES)(
+    'when %s is requested, then it is served as a JSON object whose sha256 is its ETag',
+    async (name) => {
+      const res = await rawRequest(server.url, 'GET', path(name))
+      expect(res.status).toBe(200)
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(res.headers['etag']).toBe(`"${sha256(res.body)}"`)
+      expect(Number(res.headers['content-length'])).toBe(res.body.length)
+      const parsed: unknown = JSON.parse(res.body.toString('utf8'))
+      expect(parsed).toEqual(expect.any(Object))
+      expect(Array.isArray(parsed)).toBe(false)
+    },
+  )
+
+  it('when the manifest is read, then it lists every other document with the sha256, bytes and items actually served', async () => {
+    const manifest = (await request(app).get(path('manifest.json')).expect(200)).body as {
+      service: string
+      version: string
+      published_at: string
+      documents: Array<{
+        name: string
+        path: string
+        sha256: string
+        bytes: number
+        items: number
+        schema_version: string
+      }>
+    }
+    expect(manifest).toMatchObject({
+      service: 'design-archive',
+      version: VERSION,
+      published_at: PUBLISHED_AT.toISOString(),
+    })
+    expect(manifest.documents.map((d) => d.name)).toEqual(DOCUMENT_NAMES.filter((n) => n !== 'manifest.json'))
+    for (const entry of manifest.documents) {
+      const res = await rawRequest(server.url, 'GET', entry.path)
+      expect({ sha256: sha256(res.body), bytes: res.body.length }).toEqual({
+        sha256: entry.sha256,
+        bytes: entry.bytes,
+      })
+      expect(entry.schema_version).toBe('1.0.0')
+    }
+    const terms = manifest.documents.find((d) => d.name === 'terms.json')!
+    expect(terms.items).toBeGreaterThanOrEqual(270)
+    const skill = (await request(app).get(path('skill-manifest.json'))).body as { version: string }
+    expect(skill.version).toBe(VERSION)
+  })
+
+  it('when the catalog is read, then it indexes every style, block, gate, term, synonym and learning path', async () => {
+    const catalog = (await request(app).get(path('catalog.json'))).body as {
+      items: Array<{ id: string; kind: string; document: string }>
+    }
+    const count = async (name: string, key: string) =>
+      ((await request(app).get(path(name))).body[key] as unknown[]).length
+    const byKind = (kind: string) => catalog.items.filter((i) => i.kind === kind).length
+    expect(byKind('style')).toBe(await count('styles.json', 'styles'))
+    expect(byKind('block')).toBe(await count('blocks.json', 'blocks'))
+    expect(byKind('quality-gate')).toBe(await count('quality-gates.json', 'gates'))
+    expect(byKind('term')).toBe(await count('terms.json', 'terms'))
+    expect(byKind('synonym')).toBe(await count('term-mappings.json', 'synonyms'))
+    expect(byKind('learning-path')).toBe(await count('learning-paths.json', 'paths'))
+  })
+
+  it('when served, then cache, CORS and sniffing headers are set', async () => {
+    const res = await request(app).get(path('styles.json')).set('Origin', 'https://example.org').expect(200)
+    expect(res.headers['cache-control']).toBe('public, max-age=60')
+    expect(res.headers['vary']).toBe('Accept-Encoding')
+    expect(res.headers['access-control-allow-origin']).toBe('*')
+    expect(res.headers['access-control-expose-headers']).toContain('ETag')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'")
+    expect(res.headers['x-frame-options']).toBe('DENY')
+    expect(res.headers['cross-origin-resource-policy']).toBe('cross-origin')
+    expect(res.headers['cross-origin-opener-policy']).toBeUndefined()
+    expect(res.headers['x-xss-protection']).toBeUndefined()
+    expect(res.headers['last-modified']).toBe('Fri, 20 Nov 2026 08:30:15 GMT')
+    expect(res.headers['x-request-id']).toEqual(expect.any(String))
+  })
+})
+
+describe('conditional requests', () => {
+  const etagOf = async (name: string) => (await request(app).get(path(name))).headers['etag'] as string
+
+  it('when If-None-Match carries the current ETag, then 304 without a body but with the validators', async () => {
+    const etag = await etagOf('terms.json')
+    const res = await rawRequest(server.url, 'GET', path('terms.json'), { 'If-None-Match': etag })
+    expect(res.status).toBe(304)
+    expect(res.body.length).toBe(0)
+    expect(res.headers['etag']).toBe(etag)
+    expect(res.headers['cache-control']).toBe('public, max-age=60')
+    expect(res.headers['vary']).toBe('Accept-Encoding')
+  })
+
+  it('when If-None-Match is weak, a list or *, then it still matches (weak comparison)', async () => {
+    const etag = await etagOf('blocks.json')
+    for (const header of [`W/${etag}`, `"nope", ${etag}`, '*']) {
+      await request(app).get(path('blocks.json')).set('If-None-Match', header).expect(304)
+    }
+  })
+
+  it('when If-None-Match is another ETag, then 200 even if If-Modified-Since alone would say 304', async () => {
+    await request(app)
+      .get(path('blocks.json'))
+      .set('If-None-Match', `"${'0'.repeat(64)}"`)
+      .set('If-Modified-Since', 'Sat, 21 Nov 2026 00:00:00 GMT')
+      .expect(200)
+  })
+
+  it('when If-Modified-Since is at or after publication, then 304; before it, then 200', async () => {
+    await request(app)
+      .get(path('styles.json'))
+      .set('If-Modified-Since', 'Fri, 20 Nov 2026 08:30:15 GMT')
+      .expect(304)
+    await request(app)
+      .get(path('styles.json'))
+      .set('If-Modified-Since', 'Fri, 20 Nov 2026 08:30:14 GMT')
+      .expect(200)
+    await request(app).get(path('styles.json')).set('If-Modified-Since', 'not a date').expect(200)
+  })
+})
+
+describe('encoding negotiation', () => {
+  const get = (acceptEncoding: string) =>
+    rawRequest(
+      server.url,
+      'GET',
+      path('terms.json'),
+      acceptEncoding ? { 'Accept-Encoding': acceptEncoding } : {},
+    )
+
+  it.each([
+    ['gzip, deflate, br', 'br'],
+    ['br', 'br'],
+    ['gzip', 'gzip'],
+    ['br;q=0, gzip', 'gzip'],
+    ['gzip;q=1, br;q=0.5', 'gzip'],
+    ['*', 'br'],
+    ['identity', undefined],
+    ['', undefined],
+  ])(
+    'when Accept-Encoding is %j, then the coding is %s and the bytes decompress to the ETag',
+    async (header, coding) => {
+      const res = await get(header)
+      expect(res.status).toBe(200)
+      expect(res.headers['content-encoding']).toBe(coding)
+      expect(res.headers['vary']).toBe('Accept-Encoding')
+      expect(Number(res.headers['content-length'])).toBe(res.body.length)
+      const raw =
+        coding === 'br' ? brotliDecompressSync(res.body) : coding === 'gzip' ? gunzipSync(res.body) : res.body
+      expect(`"${sha256(raw)}"`).toBe(res.headers['etag'])
+      if (coding) expect(res.body.length).toBeLessThan(raw.length / 3)
+    },
+  )
+
+  it('when HEAD is sent, then the headers match GET and there is no body', async () => {
+    const get = await rawRequest(server.url, 'GET', path('blocks.json'), { 'Accept-Encoding': 'gzip' })
+    const head = await rawRequest(server.url, 'HEAD', path('blocks.json'), { 'Accept-Encoding': 'gzip' })
+    expect(head.status).toBe(200)
+    expect(head.body.length).toBe(0)
+    for (const h of [
+      'etag',
+      'content-length',
+      'content-encoding',
+      'content-type',
+      'last-modified',
+      'cache-control',
+    ])
+      expect([h, head.headers[h]]).toEqual([h, get.headers[h]])
+  })
+})
+
+describe('CORS preflight, methods and unknown documents', () => {
+  it('when a preflight arrives, then 204 allows GET/HEAD and the conditional headers', async () => {
+    const res = await request(app)
+      .options(path('terms.json'))
+      .set('Origin', 'https://example.org')
+      .set('Access-Control-Request-Method', 'GET')
+      .set('Access-Control-Request-Headers', 'if-none-match')
+      .expect(204)
+    expect(res.headers['access-control-allow-origin']).toBe('*')
+    expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, OPTIONS')
+    expect(res.headers['access-control-allow-headers']).toMatch(/If-None-Match/)
+    expect(res.headers['access-control-max-age']).toBe('86400')
+  })
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'])(
+    'when %s is sent to a document, then 405 with Allow',
+    async (method) => {
+      const res = await rawRequest(server.url, method, path('manifest.json'))
+      expect(res.status).toBe(405)
+      expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS')
+      expect(JSON.parse(res.body.toString())).toEqual({
+        error: {
+          code: 'method_not_allowed',
+          message: expect.stringContaining(method),
+          request_id: expect.any(String),
+        },
+      })
+    },
+  )
+
+  it.each([
+    '/design-api/v1/nope.json',
+    '/design-api/v1/manifest',
+    '/design-api/v1/manifest.json/',
+    '/design-api/v1/Manifest.json',
+    '/design-api/v1/MANIFEST.JSON',
+    '/DESIGN-API/v1/manifest.json',
+    '/design-api/v1/manifest%2Ejson',
+    '/design-api/v1/%6danifest.json',
+    '/design-api/v1/..%2fv1%2fmanifest.json',
+    '/design-api/v1/%2e%2e/v1/manifest.json',
+    '/design-api/v1/%252e%252e%252fmanifest.json',
+    '/design-api/v1/..%5cmanifest.json',
+    '/design-api/v1/..\\manifest.json',
+    '/design-api/v1/../v1/manifest.json',
+    '/design-api/v1/./manifest.json',
+    '/design-api/v1//manifest.json',
+    '/design-api/v1/manifest.json%00',
+    '/design-api/v1/manifest.json;.css',
+    '/design-api/v1/%E0%A4%A',
+    '/design-api/v1/',
+    '/design-api/v1',
+    '/design-api/v2/manifest.json',
+    '/design-api/v1/schemas/terms.schema.json',
+  ])('when %s is requested, then 404 not_found in the envelope', async (rawPath) => {
+    const res = await rawRequest(server.url, 'GET', rawPath)
+    expect(res.status).toBe(404)
+    const body = JSON.parse(res.body.toString()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('not_found')
+    expect(body.error.message).toEqual(expect.any(String))
+  })
+
+  it('when an unknown document gets another method, then it is still 404', async () => {
+    expect((await rawRequest(server.url, 'DELETE', '/design-api/v1/nope.json')).status).toBe(404)
+  })
+})
+
+describe('?version=', () => {
+  it('when a published version is named, then that release is served as immutable', async () => {
+    const res = await request(app)
+      .get(`${path('manifest.json')}?version=${VERSION}`)
+      .expect(200)
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable')
+    expect(res.body.version).toBe(VERSION)
+  })
+
+  it('when an unknown version is named, then 404 release_not_found', async () => {
+    const res = await request(app)
+      .get(`${path('manifest.json')}?version=9.9.9`)
+      .expect(404)
+    expect(res.body.error.code).toBe('release_not_found')
+  })
+
+  it('when the version is malformed, then 400 bad_request naming the parameter', async () => {
+    const res = await request(app)
+      .get(`${path('manifest.json')}?version=..%2F..`)
+      .expect(400)
+    expect(res.body.error).toMatchObject({
+      code: 'bad_request',
+      message: expect.stringContaining('query.version'),
+    })
+  })
+})
+
+describe('OpenAPI and an empty cache', () => {
+  it('when /openapi.json is read, then it documents the document operation', async () => {
+    const res = await request(app).get('/openapi.json').expect(200)
+    expect(res.body.openapi).toBe('3.1.0')
+    expect(res.body.paths['/design-api/v1/{document}'].get.operationId).toBe('getDocument')
+  })
+
+  it('when no release has been loaded yet, then documents answer 503 and readiness fails', async () => {
+    const empty = createApp({
+      config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+      logger: silentLogger(),
+      db: deps.db,
+      kv: deps.kv,
+      releases: new ReleaseCache({ activeVersion: async () => null, load: async () => null }),
+    })
+    const res = await request(empty).get(path('manifest.json')).expect(503)
+    expect(res.body.error.code).toBe('service_unavailable')
+    const ready = await request(empty).get('/readyz').expect(503)
+    expect(ready.body.failing).toEqual(['release'])
+  })
+})
+
+describe('the fast path', () => {
+  const appWith = (accessLog: boolean, logger = silentLogger()) =>
+    createApp({
+      config: {
+        TRUST_PROXY: ['loopback'],
+        BODY_LIMIT: '1mb',
+        CACHE_CONTROL: 'public, max-age=60',
+        DOCUMENT_ACCESS_LOG: accessLog,
+      },
+      logger,
+      db: deps.db,
+      kv: deps.kv,
+      releases,
+    })
+  const comparable = (headers: Record<string, unknown>) => {
+    const { date: _date, 'x-request-id': _id, 'keep-alive': _ka, connection: _c, ...rest } = headers
+    return rest
+  }
+
+  it.each([
+    ['GET', { 'Accept-Encoding': 'br' }],
+    ['HEAD', {}],
+    ['GET', { 'If-None-Match': '*' }],
+    ['OPTIONS', { Origin: 'https://example.org', 'Access-Control-Request-Method': 'GET' }],
+  ] as const)(
+    'when %s %j is answered by the fast path, then status, headers and body equal the express pipeline',
+    async (method, headers) => {
+      const fast = await startTestServer(appWith(false))
+      const slow = await startTestServer(appWith(true))
+      try {
+        const [a, b] = await Promise.all(
+          [fast, slow].map((s) =>
+            rawRequest(s.url, method, path('learning-paths.json'), {
+              ...headers,
+              'X-Request-Id': 'same-id-1',
+            }),
+          ),
+        )
+        expect(a!.status).toBe(b!.status)
+        expect(comparable(a!.headers)).toEqual(comparable(b!.headers))
+        expect(a!.headers['x-request-id']).toBe('same-id-1')
+        expect(a!.body.equals(b!.body)).toBe(true)
+      } finally {
+        await Promise.all([fast.close(), slow.close()])
+      }
+    },
+  )
+
+  it('when documents are served fast, then metrics count them under the route template and no access line is logged', async () => {
+    const captured = captureLogger()
+    const fastApp = appWith(false, captured.logger)
+    await request(fastApp).get(path('terms.json')).expect(200)
+    await request(fastApp).get(path('terms.json')).set('If-None-Match', '*').expect(304)
+    const metrics = (await request(fastApp).get('/metrics')).text
+    expect(metrics).toMatch(
+      /http_requests_total\{method="GET",route="\/design-api\/v1\/:document",status="200",service="design-archive"\} 1/,
+    )
+    expect(metrics).toMatch(
+      /http_requests_total\{method="GET",route="\/design-api\/v1\/:document",status="304",service="design-archive"\} 1/,
+    )
+    expect(captured.lines.filter((l) => JSON.stringify(l).includes('/design-api/v1/terms.json'))).toEqual([])
+
+    const logged = captureLogger()
+    await request(appWith(true, logged.logger))
+      .get(path('terms.json'))
+      .set('X-Request-Id', 'logged-1')
+      .expect(200)
+    expect(logged.lines.some((l) => l.req_id === 'logged-1')).toBe(true)
+  })
+})
