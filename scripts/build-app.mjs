@@ -19,6 +19,6 @@ await build({
   legalComments: 'linked',
   logLevel: 'warning',
   // Optional native add-ons and dev-only embedded Postgres are never part of a service bundle.
-  external: ['pg-native', '@electric-sql/pglite', '@electric-sql/pglite-socket'],
+  external: ['pg-native', '@electric-sql/pglite'],
 })
 console.log(`built ${entryPoints.join(', ')} → dist/`)

@@ -75,3 +75,67 @@ describe('startEmbeddedPostgres', () => {
     expect(final).toEqual([{ n: 1 }, { n: 3 }])
   })
 })
+
+describe('startEmbeddedPostgres with many clients', () => {
+  let running: EmbeddedPostgres
+
+  beforeAll(async () => {
+    running = await startEmbeddedPostgres({})
+    await withClient(running.url, (c) => c.query('CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)'))
+    await withClient(running.url, (c) => c.query('INSERT INTO counter VALUES (1, 0)'))
+  })
+
+  afterAll(() => running.stop())
+
+  it('when many pooled clients run parameterised queries at once, then every answer belongs to its own query', async () => {
+    const pool = new pg.Pool({ connectionString: running.url, max: 12 })
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          pool.query<{ v: number; s: string }>('SELECT $1::int AS v, $2::text AS s', [i, `q${i}`]),
+        ),
+      )
+      answers.forEach((res, i) => expect(res.rows).toEqual([{ v: i, s: `q${i}` }]))
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it('when clients run read-modify-write transactions at once, then no update is lost', async () => {
+    const pool = new pg.Pool({ connectionString: running.url, max: 8 })
+    try {
+      await Promise.all(
+        Array.from({ length: 40 }, async () => {
+          const client = await pool.connect()
+          try {
+            await client.query('BEGIN')
+            const { rows } = await client.query<{ n: number }>('SELECT n FROM counter WHERE id = 1')
+            await new Promise((r) => setImmediate(r))
+            await client.query('UPDATE counter SET n = $1 WHERE id = 1', [rows[0]!.n + 1])
+            await client.query('COMMIT')
+          } finally {
+            client.release()
+          }
+        }),
+      )
+      const { rows } = await pool.query<{ n: number }>('SELECT n FROM counter WHERE id = 1')
+      expect(rows[0]!.n).toBe(40)
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it('when a client disconnects inside a transaction, then its work is rolled back and others carry on', async () => {
+    const quitter = new pg.Client({ connectionString: running.url })
+    quitter.on('error', () => {})
+    await quitter.connect()
+    await quitter.query('BEGIN')
+    await quitter.query('UPDATE counter SET n = -1 WHERE id = 1')
+    const waiting = withClient(running.url, (c) =>
+      c.query<{ n: number }>('SELECT n FROM counter WHERE id = 1'),
+    )
+    ;(quitter as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+    const { rows } = await waiting
+    expect(rows[0]!.n).not.toBe(-1)
+  })
+})
