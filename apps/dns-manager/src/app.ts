@@ -1,34 +1,171 @@
-import type { KeyValueStore } from '@quartet/core/kv'
+import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
+import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
+import { createOpenApiDocument, type OperationDoc, serveOpenApi } from '@quartet/core/openapi'
+import { createRateLimiter } from '@quartet/core/rate-limit'
 import type { Express } from 'express'
+import { z } from 'zod'
 import type { TConfig } from './config.ts'
+import type { DnsProvider } from './domain/provider.ts'
+import { createDnsService, type DnsService, VERSION } from './domain/service.ts'
+import { mountGraphQL } from './http/graphql.ts'
+import { ZVerifyResult } from './http/operations/account.ts'
+import { createPipeline } from './http/pipeline.ts'
+import { operations } from './http/registry.ts'
+import { restRouter } from './http/rest.ts'
+import { rpcParseErrors, rpcRouter } from './http/rpc.ts'
+import { createProvider } from './providers/index.ts'
 import type { Db } from './store/db.ts'
+import { createRepository } from './store/repository.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'>
+  config: TConfig
   logger: Logger
   db: Db
   kv: KeyValueStore
+  /** Defaults to the one DNS_PROVIDER names. */
+  provider?: DnsProvider
+  clock?: Clock
 }
 
-/** The express app, without listen(): tests run it in-process with real dependencies. */
-export function createApp(deps: AppDeps): Express {
+export interface DnsManager {
+  app: Express
+  service: DnsService
+}
+
+const PREFIXES = ['', '/api/v1']
+
+/** The app and its domain service (main.ts runs the sweeper and reconcile jobs on the latter). */
+export function buildDnsManager(deps: AppDeps): DnsManager {
+  const { config } = deps
+  const repo = createRepository(deps.db, config.DATABASE_SCHEMA)
+  const service = createDnsService({
+    repo,
+    provider: deps.provider ?? createProvider(config),
+    clock: deps.clock ?? systemClock,
+    logger: deps.logger,
+    settings: {
+      apiKeyPrefix: config.API_KEY_PREFIX,
+      maxApiKeys: config.MAX_API_KEYS,
+      renewWindowDays: config.RENEW_WINDOW_DAYS,
+      graceDays: config.GRACE_DAYS,
+      maxRecordsPerSubdomain: config.MAX_RECORDS_PER_SUBDOMAIN,
+      reservedLabels: config.RESERVED_LABELS,
+      allowPrivateAddresses: config.ALLOW_PRIVATE_ADDRESSES,
+      nameservers: config.NAMESERVERS,
+      providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+      pendingTimeoutMs: config.PENDING_TIMEOUT_MS,
+      rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+      rpcMaxBatch: config.RPC_MAX_BATCH,
+    },
+  })
+  const limiter = createRateLimiter({
+    kv: deps.kv,
+    name: 'dns-manager:credential',
+    points: config.RATE_LIMIT_PER_MINUTE,
+    durationSec: 60,
+  })
+  const pipeline = createPipeline({ svc: service, limiter, repo })
+
   const { app } = createHttpApp(
     {
       name: 'dns-manager',
       logger: deps.logger,
       envelope: 'rest',
-      trustProxy: deps.config.TRUST_PROXY,
-      bodyLimit: deps.config.BODY_LIMIT,
+      trustProxy: config.TRUST_PROXY,
+      bodyLimit: config.BODY_LIMIT,
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
         kv: () => deps.kv.ping(),
       },
     },
-    () => {
-      // REST under /rest and /api/v1/rest, JSON-RPC at /rpc and GraphQL at /graphql arrive with the dns-manager issue.
+    (app) => {
+      serveOpenApi(app, openApiDocument())
+      const rest = restRouter(operations, pipeline)
+      const rpc = rpcRouter(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH })
+      for (const prefix of PREFIXES) {
+        app.use(`${prefix}/rest`, rest)
+        app.use(`${prefix}/rpc`, rpcParseErrors(), rpc)
+      }
+      mountGraphQL(app, operations, pipeline, {
+        maxDepth: config.GRAPHQL_MAX_DEPTH,
+        maxFields: config.GRAPHQL_MAX_FIELDS,
+        endpoints: PREFIXES.map((p) => `${p}/graphql`),
+      })
     },
   )
-  return app
+  return { app, service }
+}
+
+/** The express app, without listen(): tests run it in-process with real dependencies. */
+export function createApp(deps: AppDeps): Express {
+  return buildDnsManager(deps).app
+}
+
+const ZErrorEnvelope = z.object({
+  success: z.literal(false),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+  request_id: z.string().optional(),
+})
+
+/** OpenAPI 3.1 of the REST style, from the registry's zod inputs. */
+export function openApiDocument(): Record<string, unknown> {
+  const docs: OperationDoc[] = []
+  for (const op of operations) {
+    const routes = [{ method: op.rest.method, path: op.rest.path }, ...(op.rest.also ?? [])]
+    for (const route of routes) {
+      const pathParams = [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!)
+      const shape = (op.input as z.ZodObject).shape as Record<string, z.ZodType>
+      const params = z.object(Object.fromEntries(pathParams.map((p) => [p, shape[p]!])))
+      const rest = z.object(
+        Object.fromEntries(Object.entries(shape).filter(([k]) => !pathParams.includes(k))),
+      )
+      const hasRest = Object.keys(rest.shape).length > 0
+      docs.push({
+        method: route.method,
+        path: `/rest${route.path}`,
+        operationId: `${op.name}${route === routes[0] ? '' : `.${route.method}`}`,
+        summary: op.summary,
+        tags: [op.name.split('.')[0]!],
+        security: ['apiKey', 'bearer'],
+        request: {
+          ...(pathParams.length ? { params } : {}),
+          ...(hasRest ? (route.method === 'get' ? { query: rest } : { body: rest }) : {}),
+        },
+        responses: {
+          [op.rest.status ?? 200]: {
+            description: 'success: `{success:true, …}`',
+            ...(op.name === 'auth.verify' ? { schema: ZVerifyResult } : {}),
+            ...(op.rest.raw ? { contentType: 'text/dns' } : {}),
+          },
+          400: { description: 'bad_request', schema: ZErrorEnvelope },
+          401: { description: 'auth_invalid_credentials', schema: ZErrorEnvelope },
+          403: { description: 'auth_ip_not_allowed, api_access_disabled', schema: ZErrorEnvelope },
+          429: {
+            description: 'rate_limit_exceeded (details.reset_at) or quota_exceeded',
+            schema: ZErrorEnvelope,
+            headers: { 'Retry-After': 'seconds until the rate limit resets' },
+          },
+        },
+      })
+    }
+  }
+  return createOpenApiDocument(
+    {
+      title: 'dns-manager',
+      version: VERSION,
+      description:
+        'Subdomains and DNS records. Every path also works under /api/v1; JSON-RPC 2.0 at /rpc, GraphQL at /graphql.',
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-API-Secret' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'KEY:SECRET' },
+      },
+    },
+    docs,
+  )
 }

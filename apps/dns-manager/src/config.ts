@@ -1,8 +1,47 @@
-import { baseConfigShape, type Env, loadConfig } from '@quartet/core/config'
+import { baseConfigShape, type Env, loadConfig, zBool, zInt } from '@quartet/core/config'
 import { z } from 'zod'
+
+const list = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    )
 
 export const ZConfig = z.object({
   ...baseConfigShape({ port: 3003, schema: 'dns_manager', appName: 'dns-manager' }),
+  /** Where records go: `database` (Postgres only, BIND export), `powerdns` or `cloudflare`. */
+  DNS_PROVIDER: z.enum(['database', 'powerdns', 'cloudflare']).default('database'),
+  PDNS_API_URL: z.url().default('http://127.0.0.1:8081'),
+  PDNS_API_KEY: z.string().default(''),
+  PDNS_SERVER_ID: z.string().default('localhost'),
+  CLOUDFLARE_API_URL: z.url().default('https://api.cloudflare.com/client/v4'),
+  CLOUDFLARE_API_TOKEN: z.string().default(''),
+  PROVIDER_TIMEOUT_MS: zInt(5000, 100, 120_000),
+  API_KEY_PREFIX: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{1,15}$/, 'must be a short lowercase prefix such as dnsm_')
+    .default('dnsm_'),
+  MAX_API_KEYS: zInt(3, 1, 100),
+  RATE_LIMIT_PER_MINUTE: zInt(60, 1, 1_000_000),
+  RPC_MAX_BATCH: zInt(20, 1, 1000),
+  GRAPHQL_MAX_DEPTH: zInt(8, 2, 50),
+  GRAPHQL_MAX_FIELDS: zInt(200, 10, 10_000),
+  RENEW_WINDOW_DAYS: zInt(30, 0, 3650),
+  GRACE_DAYS: zInt(45, 0, 3650),
+  MAX_RECORDS_PER_SUBDOMAIN: zInt(100, 1, 100_000),
+  RESERVED_LABELS: list('www,mail,ns,ns1,ns2,admin,root,api,localhost,hostmaster,postmaster,abuse,webmaster'),
+  /** Allow A/AAAA records in private, loopback, link-local, documentation and reserved ranges. */
+  ALLOW_PRIVATE_ADDRESSES: zBool(false),
+  NAMESERVERS: list('ns1.example.net,ns2.example.net'),
+  /** How often the sweeper and the reconcile job run; 0 switches both off. */
+  JOBS_INTERVAL_MS: zInt(60_000, 0, 86_400_000),
+  /** A write still pending after this long is rolled back by the reconcile job. */
+  PENDING_TIMEOUT_MS: zInt(60_000, 1000, 86_400_000),
 })
 export type TConfig = z.infer<typeof ZConfig>
 

@@ -1,21 +1,10 @@
 import path from 'node:path'
-import { expectOperationalEndpoints, silentLogger, useTestDeps } from '@quartet/core/testing'
+import { expectOperationalEndpoints } from '@quartet/core/testing'
 import { schemaDrift } from '@quartet/core/testing/schema-drift'
-import { createApp } from '../../src/app.ts'
-import { createDb } from '../../src/store/db.ts'
+import { buildApp, useDeps } from '../helpers.ts'
 
-const deps = useTestDeps({
-  migrationsDir: path.join(__dirname, '../../prisma/migrations'),
-  prefix: 'dns',
-  createDb,
-})
-const app = () =>
-  createApp({
-    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
-    logger: silentLogger(),
-    db: deps.db,
-    kv: deps.kv,
-  })
+const deps = useDeps()
+const app = () => buildApp(deps).app
 
 describe('dns-manager skeleton', () => {
   it('when migrated, then the tables match schema.prisma column for column', async () => {
@@ -40,6 +29,56 @@ describe('dns-manager skeleton', () => {
       apiAccessEnabled: true,
       ipAllowList: ['192.0.2.0/24', '2001:db8::/32'],
     })
+  })
+
+  it('when the dns models are written, then each reads back equal', async () => {
+    const account = await deps.db.account.create({ data: { email: 'models@example.test' } })
+    const credential = await deps.db.apiCredential.create({
+      data: { accountId: account.id, publicKey: 'dnsm_model', secretHash: 'h'.repeat(64) },
+    })
+    const zone = await deps.db.rootZone.create({
+      data: { name: 'models.test', priceCents: 100, termYears: 2 },
+    })
+    const subdomain = await deps.db.subdomain.create({
+      data: {
+        accountId: account.id,
+        rootZoneId: zone.id,
+        label: 'm',
+        fullDomain: 'm.models.test',
+        expiresAt: new Date(),
+      },
+    })
+    const record = await deps.db.dnsRecord.create({
+      data: {
+        subdomainId: subdomain.id,
+        name: '_sip._tcp',
+        type: 'SRV',
+        content: 'sip.example.com',
+        priority: 1,
+        weight: 2,
+        port: 3,
+        state: 'pending_update',
+        previous: { name: '@' },
+        pendingSince: new Date(),
+      },
+    })
+    const audit = await deps.db.auditLog.create({
+      data: {
+        accountId: account.id,
+        credentialId: credential.id,
+        ip: '::1',
+        operation: 'x',
+        target: 't',
+        outcome: 'ok',
+      },
+    })
+    expect(await deps.db.apiCredential.findUniqueOrThrow({ where: { id: credential.id } })).toEqual(
+      credential,
+    )
+    expect(await deps.db.rootZone.findUniqueOrThrow({ where: { id: zone.id } })).toEqual(zone)
+    expect(await deps.db.subdomain.findUniqueOrThrow({ where: { id: subdomain.id } })).toEqual(subdomain)
+    expect(await deps.db.dnsRecord.findUniqueOrThrow({ where: { id: record.id } })).toEqual(record)
+    expect(await deps.db.auditLog.findUniqueOrThrow({ where: { id: audit.id } })).toEqual(audit)
   })
 
   it('when a balance would go negative, then the database refuses it', async () => {

@@ -1,0 +1,198 @@
+import { ApiError } from '@quartet/core/errors'
+import ipaddr from 'ipaddr.js'
+import { fqdnOf, normaliseHostname, normaliseRecordName } from './names.ts'
+
+export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const
+export type RecordType = (typeof RECORD_TYPES)[number]
+export const TTL_MIN = 60
+export const TTL_MAX = 86_400
+export const TTL_DEFAULT = 600
+export const CAA_TAGS = ['issue', 'issuewild', 'iodef'] as const
+export const TXT_MAX_LENGTH = 4096
+
+/** What a record holds once validated; `name` is relative to the subdomain. */
+export interface RecordValues {
+  name: string
+  type: RecordType
+  content: string
+  ttl: number
+  priority: number | null
+  weight: number | null
+  port: number | null
+  flag: number | null
+  tag: string | null
+}
+
+export interface RecordInput {
+  name?: string | undefined
+  type: RecordType
+  content: string
+  ttl?: number | undefined
+  priority?: number | undefined
+  weight?: number | undefined
+  port?: number | undefined
+  flag?: number | undefined
+  tag?: string | undefined
+}
+
+function bad(field: string, message: string): ApiError {
+  return new ApiError('bad_request', `${field}: ${message}`, { field, issues: [{ field, message }] })
+}
+
+function intIn(value: number | undefined, field: string, min: number, max: number): number {
+  if (value === undefined) throw bad(field, 'is required for this record type')
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw bad(field, `must be a whole number from ${min} to ${max}`)
+  return value
+}
+
+/** ipaddr.js range names that are fine to publish; everything else is refused unless allowed. */
+const PUBLIC_RANGES = new Set(['unicast'])
+const DOCUMENTATION_V4 = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'].map((c) => ipaddr.parseCIDR(c))
+const DOCUMENTATION_V6 = [ipaddr.parseCIDR('2001:db8::/32'), ipaddr.parseCIDR('3fff::/20')]
+
+export function validateAddress(type: 'A' | 'AAAA', raw: string, allowPrivate: boolean): string {
+  const s = raw.trim()
+  const ok = type === 'A' ? ipaddr.IPv4.isValidFourPartDecimal(s) : ipaddr.IPv6.isValid(s) && s.includes(':')
+  if (!ok) throw bad('content', `must be a valid ${type === 'A' ? 'IPv4' : 'IPv6'} address`)
+  const addr = ipaddr.parse(s)
+  if (!allowPrivate) {
+    const docs = addr.kind() === 'ipv4' ? DOCUMENTATION_V4 : DOCUMENTATION_V6
+    const isDoc = docs.some(([range, bits]) => range.kind() === addr.kind() && addr.match(range, bits))
+    if (isDoc || !PUBLIC_RANGES.has(addr.range()))
+      throw bad(
+        'content',
+        `${s} is in a ${isDoc ? 'documentation' : addr.range()} range (private, loopback, link-local, documentation and reserved ranges are refused)`,
+      )
+  }
+  return addr.toString()
+}
+
+/** Validates one record against its type's rules; the result is what gets stored. */
+export function validateRecord(
+  input: RecordInput,
+  fullDomain: string,
+  options: { allowPrivateAddresses: boolean },
+): RecordValues {
+  const name = normaliseRecordName(input.name ?? '@', fullDomain)
+  const ttl = input.ttl === undefined ? TTL_DEFAULT : intIn(input.ttl, 'ttl', TTL_MIN, TTL_MAX)
+  const base = {
+    name,
+    type: input.type,
+    ttl,
+    priority: null,
+    weight: null,
+    port: null,
+    flag: null,
+    tag: null,
+  }
+  const content = input.content
+  switch (input.type) {
+    case 'A':
+    case 'AAAA':
+      return { ...base, content: validateAddress(input.type, content, options.allowPrivateAddresses) }
+    case 'CNAME': {
+      const target = normaliseHostname(content, 'content')
+      if (target === fqdnOf(name, fullDomain)) throw bad('content', 'a CNAME must not point to itself')
+      return { ...base, content: target }
+    }
+    case 'NS':
+      return { ...base, content: normaliseHostname(content, 'content') }
+    case 'MX':
+      return {
+        ...base,
+        content: normaliseHostname(content, 'content'),
+        priority: intIn(input.priority, 'priority', 0, 65535),
+      }
+    case 'SRV':
+      return {
+        ...base,
+        content: normaliseHostname(content, 'content'),
+        priority: intIn(input.priority, 'priority', 0, 65535),
+        weight: intIn(input.weight, 'weight', 0, 65535),
+        port: intIn(input.port, 'port', 1, 65535),
+      }
+    case 'CAA': {
+      const tag = input.tag ?? ''
+      if (!(CAA_TAGS as readonly string[]).includes(tag))
+        throw bad('tag', `must be one of ${CAA_TAGS.join(', ')}`)
+      if (!content.trim() || content.length > 1024) throw bad('content', 'must be 1 to 1024 characters')
+      // eslint-disable-next-line no-control-regex
+      if (/[\x00-\x1f"\x7f]/.test(content)) throw bad('content', 'must not hold quotes or control characters')
+      return { ...base, content: content.trim(), flag: intIn(input.flag ?? 0, 'flag', 0, 255), tag }
+    }
+    case 'TXT': {
+      if (content.length === 0) throw bad('content', 'must not be empty')
+      if (Buffer.byteLength(content, 'utf8') > TXT_MAX_LENGTH)
+        throw bad('content', `must be at most ${TXT_MAX_LENGTH} bytes`)
+      return { ...base, content }
+    }
+  }
+}
+
+/** A name with a CNAME may hold nothing else, and holds one CNAME at most (RFC 1034 §3.6.2). */
+export function checkCnameRules(
+  candidate: RecordValues,
+  others: ReadonlyArray<{ name: string; type: string }>,
+): void {
+  const sameName = others.filter((r) => r.name === candidate.name)
+  if (candidate.type === 'CNAME' && sameName.length > 0)
+    throw bad('type', `a CNAME cannot be added at ${candidate.name}: the name already has other records`)
+  if (candidate.type !== 'CNAME' && sameName.some((r) => r.type === 'CNAME'))
+    throw bad('type', `${candidate.name} has a CNAME, so it cannot hold other records`)
+}
+
+/** TXT data as 255-byte character-strings (RFC 1035 §3.3.14), never splitting a UTF-8 sequence. */
+export function splitTxt(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8')
+  const chunks: string[] = []
+  let start = 0
+  while (start < bytes.length) {
+    let end = Math.min(start + 255, bytes.length)
+    // Step back off a UTF-8 continuation byte so each chunk decodes on its own.
+    while (end < bytes.length && end > start && (bytes[end]! & 0xc0) === 0x80) end--
+    chunks.push(bytes.subarray(start, end).toString('utf8'))
+    start = end
+  }
+  return chunks.length ? chunks : ['']
+}
+
+const quote = (s: string) => `"${s.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+
+/** The record's RDATA in zone-file presentation format (what PowerDNS's API takes as `content`). */
+export function rdataOf(r: RecordValues): string {
+  switch (r.type) {
+    case 'A':
+    case 'AAAA':
+      return r.content
+    case 'CNAME':
+    case 'NS':
+      return `${r.content}.`
+    case 'MX':
+      return `${r.priority} ${r.content}.`
+    case 'SRV':
+      return `${r.priority} ${r.weight} ${r.port} ${r.content}.`
+    case 'CAA':
+      return `${r.flag} ${r.tag} ${quote(r.content)}`
+    case 'TXT':
+      return splitTxt(r.content).map(quote).join(' ')
+  }
+}
+
+/** A BIND zone file for one subdomain (the database provider's export). */
+export function bindZoneFile(
+  fullDomain: string,
+  records: readonly RecordValues[],
+  options: { nameservers: readonly string[]; serial: number },
+): string {
+  const ns = options.nameservers[0] ?? `ns1.${fullDomain}`
+  const lines = [
+    `$ORIGIN ${fullDomain}.`,
+    `$TTL ${TTL_DEFAULT}`,
+    `@ ${TTL_DEFAULT} IN SOA ${ns}. hostmaster.${fullDomain}. ${options.serial} 3600 600 1209600 ${TTL_MIN}`,
+    ...options.nameservers.map((n) => `@ ${TTL_DEFAULT} IN NS ${n}.`),
+  ]
+  const sorted = [...records].sort((a, b) => a.name.localeCompare(b.name) || a.type.localeCompare(b.type))
+  for (const r of sorted) lines.push(`${r.name} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
+  return `${lines.join('\n')}\n`
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod'
+import { createdId, defineOperation } from '../operation.ts'
+import { ZNoInput } from './account.ts'
+
+export const ZKeyId = z.strictObject({ id: z.uuid('must be an API key id') })
+export type TKeyId = z.infer<typeof ZKeyId>
+
+export const keyOperations = [
+  defineOperation({
+    name: 'keys.list',
+    summary: 'The API keys of the account (never their secrets)',
+    input: ZNoInput,
+    write: false,
+    rest: { method: 'get', path: '/keys' },
+    graphql: { kind: 'query', field: 'apiKeys', args: '', type: 'ApiKeyList!' },
+    handler: ({ svc, principal }) => svc.listKeys(principal),
+  }),
+  defineOperation({
+    name: 'keys.create',
+    summary: 'A new API key; its secret is shown once',
+    input: ZNoInput,
+    write: true,
+    rest: { method: 'post', path: '/keys', status: 201 },
+    graphql: { kind: 'mutation', field: 'createApiKey', args: '', type: 'NewApiKeyResult!' },
+    target: (_i, o) => `key:${createdId(o, 'key')}`,
+    handler: ({ svc, principal }) => svc.createKey(principal),
+  }),
+  defineOperation({
+    name: 'keys.delete',
+    summary: 'Revoke an API key',
+    input: ZKeyId,
+    write: true,
+    rest: { method: 'post', path: '/keys/:id/delete', also: [{ method: 'delete', path: '/keys/:id' }] },
+    graphql: { kind: 'mutation', field: 'deleteApiKey', args: '(id: String!)', type: 'DeletedKey!' },
+    target: (i) => `key:${i.id}`,
+    handler: ({ svc, principal }, input) => svc.deleteKey(principal, input),
+  }),
+  defineOperation({
+    name: 'keys.regenerate',
+    summary: 'A new secret for an API key (the old one stops working); shown once',
+    input: ZKeyId,
+    write: true,
+    rest: { method: 'post', path: '/keys/:id/regenerate' },
+    graphql: { kind: 'mutation', field: 'regenerateApiKey', args: '(id: String!)', type: 'NewApiKeyResult!' },
+    target: (i) => `key:${i.id}`,
+    handler: ({ svc, principal }, input) => svc.regenerateKey(principal, input),
+  }),
+]

@@ -1,0 +1,80 @@
+import { parseKeyAndSecret } from '@quartet/core/auth'
+import { ApiError, toApiError } from '@quartet/core/errors'
+import { type RateLimitDecision, type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
+import { parseInput } from '@quartet/core/validate'
+import type { DnsService, Principal } from '../domain/service.ts'
+import type { Repository } from '../store/repository.ts'
+import type { Operation } from './operation.ts'
+
+/**
+ * The one request pipeline every call style runs: (1) credentials, (2) the API switch, (3) the IP
+ * allow list — once per HTTP request — then, per operation call, (4) the rate limit and (5) input
+ * validation, the handler, and the audit entry of a write.
+ */
+export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; repo: Repository }) {
+  return {
+    authenticate(
+      headers: Record<string, string | string[] | undefined>,
+      ip: string | undefined,
+    ): Promise<Principal> {
+      return deps.svc.authenticate(parseKeyAndSecret(headers), ip)
+    },
+
+    /** One rate-limit point per operation call (a JSON-RPC batch entry, a GraphQL root field). */
+    async spend(principal: Principal): Promise<RateLimitDecision> {
+      const decision = await deps.limiter.consume(`cred:${principal.credentialId}`)
+      if (!decision.allowed)
+        throw rateLimitError(decision, 'rate limit exceeded; retry after details.reset_at')
+      return decision
+    },
+
+    async run(op: Operation, principal: Principal, rawInput: unknown): Promise<unknown> {
+      let input: unknown
+      try {
+        input = parseOperationInput(op, rawInput)
+        const output = await op.handler({ svc: deps.svc, principal }, input as never)
+        if (op.write) await audit(op, principal, input ?? rawInput, output, 'ok')
+        return output
+      } catch (err) {
+        if (op.write) await audit(op, principal, input ?? rawInput, undefined, toApiError(err).code)
+        throw err
+      }
+    },
+  }
+
+  async function audit(op: Operation, p: Principal, input: unknown, output: unknown, outcome: string) {
+    let target: string | null = null
+    try {
+      target = op.target ? op.target(input as never, output) : null
+    } catch {
+      target = null
+    }
+    await deps.repo
+      .audit({
+        accountId: p.accountId,
+        credentialId: p.credentialId,
+        ip: p.ip ?? null,
+        operation: op.name,
+        target,
+        outcome,
+      })
+      .catch(() => {})
+  }
+}
+
+export type Pipeline = ReturnType<typeof createPipeline>
+
+/**
+ * zod validation at the edge. Like the domain's own checks, a refusal names the first offending
+ * field in `details.field` (`ttl`, `subdomain_id`), next to every issue in `details.issues`.
+ */
+function parseOperationInput(op: Operation, raw: unknown): unknown {
+  try {
+    return parseInput(op.input, raw ?? {}, 'input')
+  } catch (err) {
+    const issues = (err as ApiError).details?.issues as Array<{ field: string }> | undefined
+    if (!(err instanceof ApiError) || !issues?.length) throw err
+    const field = issues[0]!.field.replace(/^input\.?/, '') || 'input'
+    throw new ApiError('bad_request', err.message.replace(/^input\./, ''), { field, issues })
+  }
+}

@@ -1,0 +1,197 @@
+import { ApiError, renderJsonRpcError, toApiError } from '@quartet/core/errors'
+import type { ErrorCode } from '@quartet/core/errors'
+import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
+import type { Principal } from '../domain/service.ts'
+import type { Operation } from './operation.ts'
+import type { Pipeline } from './pipeline.ts'
+
+/** JSON-RPC 2.0 protocol errors (spec §5.1). */
+export const RPC_PARSE_ERROR = -32700
+export const RPC_INVALID_REQUEST = -32600
+export const RPC_METHOD_NOT_FOUND = -32601
+export const RPC_INVALID_PARAMS = -32602
+export const RPC_INTERNAL_ERROR = -32603
+
+/**
+ * Each domain error has its own fixed code in the server range, so clients can switch on the
+ * number alone; `data.error_code` carries the same code as REST and GraphQL.
+ */
+export const rpcErrorCodes: Partial<Record<ErrorCode, number>> = {
+  auth_invalid_credentials: -32001,
+  auth_ip_not_allowed: -32002,
+  api_access_disabled: -32003,
+  not_found: -32004,
+  subdomain_not_found: -32005,
+  dns_record_not_found: -32006,
+  insufficient_balance: -32007,
+  renewal_not_yet_available: -32008,
+  renewal_window_expired: -32009,
+  quota_exceeded: -32010,
+  rate_limit_exceeded: -32011,
+  provider_operation_failed: -32012,
+  subdomain_taken: -32013,
+  key_limit_reached: -32014,
+  conflict: -32015,
+}
+
+interface RpcError {
+  code: number
+  message: string
+  data?: unknown
+}
+interface RpcResponse {
+  jsonrpc: '2.0'
+  id: string | number | null
+  result?: unknown
+  error?: RpcError
+}
+
+export function rpcError(err: unknown, requestId?: string): RpcError {
+  const apiError = toApiError(err)
+  const rendered = renderJsonRpcError(apiError, requestId)
+  const code =
+    apiError.code === 'bad_request'
+      ? RPC_INVALID_PARAMS
+      : apiError.status >= 500 && apiError.code !== 'provider_operation_failed'
+        ? RPC_INTERNAL_ERROR
+        : (rpcErrorCodes[apiError.code] ?? -32000)
+  return { ...rendered, code }
+}
+
+const protocolError = (
+  code: number,
+  message: string,
+  id: RpcResponse['id'] = null,
+  data?: unknown,
+): RpcResponse => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message, ...(data === undefined ? {} : { data }) },
+})
+
+const validId = (id: unknown): id is string | number | null =>
+  id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
+
+/**
+ * JSON-RPC 2.0 adapter at `/rpc`: single calls and batches (up to `maxBatch`), notifications get
+ * no response, a batch of only notifications gets no body. Authentication happens once per HTTP
+ * request; every call in a batch spends one rate-limit point.
+ */
+export function rpcRouter(
+  operations: readonly Operation[],
+  pipeline: Pipeline,
+  options: { maxBatch: number },
+): Router {
+  const byName = new Map(operations.map((op) => [op.name, op]))
+  const router = Router()
+
+  router.post('/', async (req: Request, res: Response) => {
+    const body = req.body as unknown
+    const requestId = typeof req.id === 'string' ? req.id : undefined
+    if (body === undefined || body === null || typeof body !== 'object') {
+      res.json(
+        protocolError(
+          RPC_INVALID_REQUEST,
+          'invalid request: expected a JSON-RPC object or array (Content-Type: application/json)',
+        ),
+      )
+      return
+    }
+    const batch = Array.isArray(body)
+    const calls: unknown[] = batch ? body : [body]
+    if (batch && calls.length === 0) {
+      res.json(protocolError(RPC_INVALID_REQUEST, 'invalid request: empty batch'))
+      return
+    }
+    if (calls.length > options.maxBatch) {
+      res.json(
+        protocolError(
+          RPC_INVALID_REQUEST,
+          `invalid request: a batch holds at most ${options.maxBatch} calls`,
+          null,
+          {
+            error_code: 'bad_request',
+            details: { max_batch: options.maxBatch, got: calls.length },
+          },
+        ),
+      )
+      return
+    }
+
+    let principal: Principal
+    try {
+      principal = await pipeline.authenticate(req.headers, req.ip)
+    } catch (err) {
+      const apiError = toApiError(err)
+      res.status(apiError.status).json({ jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) })
+      return
+    }
+
+    const responses: RpcResponse[] = []
+    let retryAfter: string | undefined
+    for (const call of calls) {
+      const response = await handleCall(call, principal, requestId)
+      if (
+        response?.error &&
+        (response.error.data as { error_code?: string } | undefined)?.error_code === 'rate_limit_exceeded'
+      ) {
+        const resetAt = (response.error.data as { details?: { reset_at?: string } }).details?.reset_at
+        if (resetAt) retryAfter = String(Math.max(1, Math.ceil((Date.parse(resetAt) - Date.now()) / 1000)))
+      }
+      if (response) responses.push(response)
+    }
+    if (retryAfter) res.setHeader('Retry-After', retryAfter)
+    if (responses.length === 0) {
+      res.status(204).end()
+      return
+    }
+    res.json(batch ? responses : responses[0])
+  })
+
+  async function handleCall(
+    call: unknown,
+    principal: Principal,
+    requestId?: string,
+  ): Promise<RpcResponse | null> {
+    if (typeof call !== 'object' || call === null || Array.isArray(call))
+      return protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object')
+    const c = call as Record<string, unknown>
+    const isNotification = !('id' in c)
+    const id = validId(c.id) ? c.id : null
+    if (c.jsonrpc !== '2.0' || typeof c.method !== 'string' || (!isNotification && !validId(c.id)))
+      return protocolError(
+        RPC_INVALID_REQUEST,
+        'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
+        id,
+      )
+    const op = byName.get(c.method)
+    if (!op)
+      return isNotification ? null : protocolError(RPC_METHOD_NOT_FOUND, `method not found: ${c.method}`, id)
+    const params = c.params
+    try {
+      await pipeline.spend(principal)
+      if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
+        throw new ApiError('bad_request', 'params must be an object of named parameters', { field: 'params' })
+      const result = await pipeline.run(op, principal, params ?? {})
+      return isNotification ? null : { jsonrpc: '2.0', id, result }
+    } catch (err) {
+      return isNotification ? null : { jsonrpc: '2.0', id, error: rpcError(err, requestId) }
+    }
+  }
+
+  return router
+}
+
+/**
+ * Malformed JSON on the RPC endpoint is a JSON-RPC parse error, not the REST envelope. Mounted
+ * before the router: express.json runs app-wide, so the error arrives as an error, not a request.
+ */
+export function rpcParseErrors(): ErrorRequestHandler {
+  return (err, _req, res, next) => {
+    if ((err as { type?: unknown }).type === 'entity.parse.failed') {
+      res.status(200).json(protocolError(RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'))
+      return
+    }
+    next(err)
+  }
+}

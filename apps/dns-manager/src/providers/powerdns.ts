@@ -1,0 +1,70 @@
+import type { DnsProvider, RRset } from '../domain/provider.ts'
+import { ProviderError } from '../domain/provider.ts'
+import { upstreamFetch } from './http.ts'
+
+const dot = (name: string) => (name.endsWith('.') ? name : `${name}.`)
+
+/**
+ * PowerDNS Authoritative HTTP API: one `PATCH /api/v1/servers/{server}/zones/{zone}` per change,
+ * RRsets with `changetype` REPLACE or DELETE, names with trailing dots, `X-API-Key`. PowerDNS
+ * applies a PATCH atomically: either every RRset changes or none.
+ */
+export function powerDnsProvider(options: {
+  apiUrl: string
+  apiKey: string
+  serverId: string
+  timeoutMs: number
+}): DnsProvider {
+  const base = options.apiUrl.replace(/\/+$/, '')
+  const zonesUrl = `${base}/api/v1/servers/${encodeURIComponent(options.serverId)}/zones`
+  const headers = { 'X-API-Key': options.apiKey, 'Content-Type': 'application/json' }
+  return {
+    kind: 'powerdns',
+    async ensureZone(zone: string, nameservers: readonly string[]) {
+      const found = await upstreamFetch(`${zonesUrl}/${encodeURIComponent(dot(zone))}`, {
+        headers,
+        timeoutMs: options.timeoutMs,
+      })
+      if (found.status === 200) return 'exists'
+      const created = await upstreamFetch(zonesUrl, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: dot(zone), kind: 'Native', nameservers: nameservers.map(dot) }),
+        timeoutMs: options.timeoutMs,
+      })
+      if (created.status !== 201)
+        throw new ProviderError(`PowerDNS refused to create ${zone}: HTTP ${created.status}`)
+      return 'created'
+    },
+    async applyRRsets(zone: string, rrsets: readonly RRset[]) {
+      if (rrsets.length === 0) return
+      const body = {
+        rrsets: rrsets.map((r) =>
+          r.records.length === 0
+            ? { name: dot(r.name), type: r.type, changetype: 'DELETE' }
+            : {
+                name: dot(r.name),
+                type: r.type,
+                ttl: r.ttl,
+                changetype: 'REPLACE',
+                records: r.records.map((content) => ({ content, disabled: false })),
+              },
+        ),
+      }
+      const url = `${base}/api/v1/servers/${encodeURIComponent(options.serverId)}/zones/${encodeURIComponent(dot(zone))}`
+      const res = await upstreamFetch(url, {
+        method: 'PATCH',
+        headers: { 'X-API-Key': options.apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+        timeoutMs: options.timeoutMs,
+      })
+      if (res.status !== 204 && res.status !== 200) {
+        const reason =
+          typeof res.body === 'object' && res.body && 'error' in res.body
+            ? String((res.body as { error: unknown }).error)
+            : `HTTP ${res.status}`
+        throw new ProviderError(`PowerDNS refused the change: ${reason}`, res.status)
+      }
+    },
+  }
+}

@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import request from 'supertest'
+import { buildApp, unique, useDeps } from '../helpers.ts'
+
+const deps = useDeps()
+const run = promisify(execFile)
+const appDir = path.join(__dirname, '../..')
+const tsx = path.join(appDir, '../../node_modules/.bin/tsx')
+
+async function cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
+  const env = {
+    ...process.env,
+    DATABASE_URL: deps.database.url,
+    DATABASE_SCHEMA: deps.database.schema,
+    LOG_LEVEL: 'silent',
+  }
+  try {
+    const { stdout } = await run(tsx, ['src/cli.ts', ...args], { cwd: appDir, env })
+    return { code: 0, json: JSON.parse(stdout) }
+  } catch (err) {
+    const e = err as { code: number; stderr: string }
+    return { code: e.code, json: JSON.parse(e.stderr) }
+  }
+}
+
+describe('operator CLI', () => {
+  it('when an account is created, updated, credited and a zone added, then the API sees each change', async () => {
+    const email = `${unique('cli')}@example.test`
+    const created = await cli(
+      'accounts:create',
+      '--email',
+      email,
+      '--quota',
+      '2',
+      '--balance-cents',
+      '150',
+      '--allow-ip',
+      '127.0.0.1',
+      '--allow-ip',
+      '::1',
+    )
+    expect(created.code).toBe(0)
+    expect(created.json).toEqual({
+      account_id: expect.any(String),
+      api_key: expect.stringMatching(/^dnsm_/),
+      api_secret: expect.stringMatching(/^[0-9a-f]{64}$/),
+    })
+    const headers = {
+      'X-API-Key': created.json.api_key as string,
+      'X-API-Secret': created.json.api_secret as string,
+    }
+    const { app } = buildApp(deps)
+    expect(
+      (await request(app).post('/rest/auth/verify').set(headers).expect(200)).body.account.quota,
+    ).toEqual({ used: 0, total: 2, available: 2 })
+
+    const zone = `${unique('cli')}.test`
+    expect((await cli('zones:add', zone, '--price-cents', '100', '--term-years', '2')).json).toEqual({
+      zone: { name: zone, price_cents: 100, term_years: 2 },
+      upstream: { provider: 'database', zone: 'not managed' },
+    })
+    const credited = await cli(
+      'balance:credit',
+      '--account',
+      created.json.account_id as string,
+      '--cents',
+      '50',
+    )
+    expect(credited.json).toEqual({ account_id: created.json.account_id, balance_cents: 200 })
+    const system = await request(app).get('/rest/system').set(headers).expect(200)
+    expect(system.body.system.zones).toContainEqual({
+      name: zone,
+      price_cents: 100,
+      term_years: 2,
+      never_expires: false,
+    })
+
+    await cli('accounts:update', '--account', created.json.account_id as string, '--allow-ip', '192.0.2.0/24')
+    await request(app).post('/rest/auth/verify').set(headers).expect(403)
+    await cli(
+      'accounts:update',
+      '--account',
+      created.json.account_id as string,
+      '--clear-allow-list',
+      '--disable-api',
+    )
+    expect((await request(app).post('/rest/auth/verify').set(headers).expect(403)).body.error.code).toBe(
+      'api_access_disabled',
+    )
+  }, 60_000)
+
+  it('when flags are wrong, then the CLI exits non-zero with a JSON error and writes nothing', async () => {
+    const bad = await cli('accounts:create', '--email', 'not-an-email')
+    expect(bad.code).not.toBe(0)
+    expect(bad.json).toMatchObject({ error: { code: 'bad_request' } })
+    expect(
+      (await cli('balance:credit', '--account', '00000000-0000-4000-8000-000000000000', '--cents', '5')).json,
+    ).toMatchObject({ error: { code: 'not_found' } })
+    expect((await cli('zones:add', 'bad_zone!', '--price-cents', '1')).json).toMatchObject({
+      error: { code: 'bad_request' },
+    })
+  }, 60_000)
+})

@@ -1,0 +1,197 @@
+import request from 'supertest'
+import { operations } from '../../src/http/registry.ts'
+import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
+
+const deps = useDeps()
+
+describe('JSON-RPC 2.0 at /rpc', () => {
+  it('when auth.verify is called, then the result is the seed account shape', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps, { quota: 4 })
+    const res = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .send({ jsonrpc: '2.0', method: 'auth.verify', id: 1 })
+      .expect(200)
+    expect(res.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { account: { api_key: a.apiKey, quota: { used: 0, total: 4, available: 4 } } },
+    })
+    await request(app)
+      .post('/api/v1/rpc')
+      .set(a.headers)
+      .send({ jsonrpc: '2.0', method: 'quota.get', id: 'q' })
+      .expect(200)
+  })
+
+  it('when the batch is [], then one -32600 error', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const res = await request(app).post('/rpc').set(a.headers).send([]).expect(200)
+    expect(res.body).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.any(String) },
+    })
+  })
+
+  it('when the batch is [1,2,3], then three -32600 errors', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const res = await request(app).post('/rpc').set(a.headers).send([1, 2, 3]).expect(200)
+    expect(res.body).toHaveLength(3)
+    for (const r of res.body)
+      expect(r).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } })
+  })
+
+  it('when a batch mixes calls, notifications, unknown methods, bad params and domain errors, then each gets its answer', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const root = `${unique('rpc')}.test`
+    await addZone(deps, root)
+    const res = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .send([
+        {
+          jsonrpc: '2.0',
+          method: 'subdomains.create',
+          params: { subdomain: 'batch', rootdomain: root },
+          id: 1,
+        },
+        { jsonrpc: '2.0', method: 'quota.get' },
+        { jsonrpc: '2.0', method: 'no.such.method', id: 2 },
+        { jsonrpc: '2.0', method: 'subdomains.get', params: { id: 'x' }, id: 3 },
+        { jsonrpc: '2.0', method: 'subdomains.get', params: { id: 999999 }, id: 4 },
+        { jsonrpc: '2.0', method: 'subdomains.list', params: [1], id: 5 },
+        { jsonrpc: '1.0', method: 'quota.get', id: 6 },
+        { jsonrpc: '2.0', method: 'subdomains.list', id: 7 },
+      ])
+      .expect(200)
+    const byId = new Map((res.body as Array<{ id: unknown }>).map((r) => [r.id, r]))
+    expect(res.body).toHaveLength(7) // the notification gets no answer
+    expect(byId.get(1)).toMatchObject({ result: { subdomain: { full_domain: `batch.${root}` } } })
+    expect(byId.get(2)).toMatchObject({ error: { code: -32601 } })
+    expect(byId.get(3)).toMatchObject({
+      error: { code: -32602, data: { error_code: 'bad_request', http_status: 400 } },
+    })
+    expect(byId.get(4)).toMatchObject({
+      error: { code: -32005, data: { error_code: 'subdomain_not_found', http_status: 404 } },
+    })
+    expect(byId.get(5)).toMatchObject({ error: { code: -32602 } })
+    expect(byId.get(6)).toMatchObject({ error: { code: -32600 } })
+    expect(byId.get(7)).toMatchObject({ result: { subdomains: [{ subdomain: 'batch' }] } })
+  })
+
+  it('when a batch holds only notifications, then HTTP 204 with no body, and the calls still ran', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const root = `${unique('rpc')}.test`
+    await addZone(deps, root)
+    const res = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .send([
+        { jsonrpc: '2.0', method: 'subdomains.create', params: { subdomain: 'silent', rootdomain: root } },
+        { jsonrpc: '2.0', method: 'quota.get' },
+      ])
+      .expect(204)
+    expect(res.text).toBe('')
+    const quota = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .send({ jsonrpc: '2.0', method: 'quota.get', id: 1 })
+    expect(quota.body.result.quota.used).toBe(1)
+  })
+
+  it('when the body is not JSON, then -32700; not an object, then -32600', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const parse = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .set('Content-Type', 'application/json')
+      .send('{"jsonrpc":')
+      .expect(200)
+    expect(parse.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } })
+    const text = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .set('Content-Type', 'text/plain')
+      .send('hello')
+      .expect(200)
+    expect(text.body.error.code).toBe(-32600)
+  })
+
+  it('when the batch is larger than 20, then one -32600 and nothing runs', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const calls = Array.from({ length: 21 }, (_, i) => ({ jsonrpc: '2.0', method: 'quota.get', id: i }))
+    const res = await request(app).post('/rpc').set(a.headers).send(calls).expect(200)
+    expect(res.body.error).toMatchObject({ code: -32600, data: { details: { max_batch: 20, got: 21 } } })
+  })
+
+  it('when credentials are wrong, then the HTTP status is 401 and the error carries auth_invalid_credentials', async () => {
+    const { app } = buildApp(deps)
+    const res = await request(app)
+      .post('/rpc')
+      .send({ jsonrpc: '2.0', method: 'auth.verify', id: 1 })
+      .expect(401)
+    expect(res.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, data: { error_code: 'auth_invalid_credentials', http_status: 401 } },
+    })
+  })
+
+  it('when a batch spends more than the rate limit, then the calls past 60 get rate_limit_exceeded with reset_at', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const batch = Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', method: 'quota.get', id: i }))
+    for (let i = 0; i < 3; i++) {
+      const ok = await request(app).post('/rpc').set(a.headers).send(batch).expect(200)
+      expect(ok.body.every((r: { result?: unknown }) => r.result)).toBe(true)
+    }
+    const over = await request(app).post('/rpc').set(a.headers).send(batch.slice(0, 2)).expect(200)
+    for (const r of over.body)
+      expect(r.error).toMatchObject({
+        code: -32011,
+        data: {
+          error_code: 'rate_limit_exceeded',
+          http_status: 429,
+          details: { reset_at: expect.any(String) },
+        },
+      })
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+  })
+
+  it('when every operation gets bad input, then each answers a 4xx error, never 5xx', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const calls = operations.map((op, i) => ({
+      jsonrpc: '2.0',
+      method: op.name,
+      params: { id: -1, subdomain_id: 'x', bogus: true },
+      id: i,
+    }))
+    const res = await request(app).post('/rpc').set(a.headers).send(calls).expect(200)
+    expect(res.body).toHaveLength(operations.length)
+    for (const r of res.body) {
+      expect(r.error.data.http_status).toBeGreaterThanOrEqual(400)
+      expect(r.error.data.http_status).toBeLessThan(500)
+    }
+  })
+
+  it('when every REST route gets bad input, then each answers a 4xx in the envelope, never 5xx', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    for (const op of operations) {
+      const path = `/rest${op.rest.path.replace(/:([a-z_]+)/g, 'x')}`
+      const req = request(app)[op.rest.method](path).set(a.headers)
+      const res = op.rest.method === 'get' ? await req.query({ bogus: '1' }) : await req.send({ bogus: true })
+      expect([op.name, res.status >= 400 && res.status < 500]).toEqual([op.name, true])
+      expect(res.body).toMatchObject({ success: false, error: { code: expect.any(String) } })
+    }
+  })
+})

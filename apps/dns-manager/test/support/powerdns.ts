@@ -1,0 +1,128 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createSocket } from 'node:dgram'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+
+const PDNS_SERVER = ['/usr/sbin/pdns_server', '/usr/bin/pdns_server'].find((p) => existsSync(p))
+const SCHEMA = '/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql'
+
+/** Why a real PowerDNS cannot run here, or null when it can. */
+export function powerDnsUnavailable(): string | null {
+  if (!PDNS_SERVER) return 'pdns_server is not installed (Debian: pdns-server pdns-backend-sqlite3 sqlite3)'
+  if (!existsSync(SCHEMA)) return `${SCHEMA} is missing (Debian: pdns-backend-sqlite3)`
+  try {
+    execFileSync('sqlite3', ['-version'], { stdio: 'ignore' })
+  } catch {
+    return 'the sqlite3 command is missing (Debian: sqlite3)'
+  }
+  return null
+}
+
+/** A TCP port that is also free for UDP on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer()
+      srv.once('error', reject)
+      srv.listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port
+        srv.close(() => resolve(p))
+      })
+    })
+    const udpFree = await new Promise<boolean>((resolve) => {
+      const sock = createSocket('udp4')
+      sock.once('error', () => resolve(false))
+      sock.bind(port, '127.0.0.1', () => sock.close(() => resolve(true)))
+    })
+    if (udpFree) return port
+  }
+}
+
+export interface PowerDns {
+  apiUrl: string
+  apiKey: string
+  dnsPort: number
+  stop(): Promise<void>
+}
+
+/**
+ * A real PowerDNS Authoritative server (gsqlite3 backend, HTTP API on) on free loopback ports,
+ * with its own config dir and database, for the tests. Caches are off so answers follow changes.
+ */
+export async function startPowerDns(): Promise<PowerDns> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pdns-test-'))
+  const db = path.join(dir, 'pdns.sqlite3')
+  execFileSync('sqlite3', [db], { input: `.read ${SCHEMA}\n` })
+  const dnsPort = await freePort()
+  const webPort = await freePort()
+  const apiKey = randomBytes(16).toString('hex')
+  writeFileSync(
+    path.join(dir, 'pdns.conf'),
+    [
+      'launch=gsqlite3',
+      `gsqlite3-database=${db}`,
+      'local-address=127.0.0.1',
+      `local-port=${dnsPort}`,
+      'api=yes',
+      `api-key=${apiKey}`,
+      'webserver=yes',
+      'webserver-address=127.0.0.1',
+      `webserver-port=${webPort}`,
+      'webserver-allow-from=127.0.0.0/8',
+      `socket-dir=${dir}`,
+      'guardian=no',
+      'daemon=no',
+      'disable-syslog=yes',
+      'loglevel=3',
+      'cache-ttl=0',
+      'query-cache-ttl=0',
+      'negquery-cache-ttl=0',
+      'zone-cache-refresh-interval=0',
+      '',
+    ].join('\n'),
+  )
+  const child: ChildProcess = spawn(PDNS_SERVER!, [`--config-dir=${dir}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString()
+  })
+  const apiUrl = `http://127.0.0.1:${webPort}`
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`pdns_server exited: ${stderr.slice(-2000)}`)
+    try {
+      const res = await fetch(`${apiUrl}/api/v1/servers/localhost`, { headers: { 'X-API-Key': apiKey } })
+      if (res.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`pdns_server did not start: ${stderr.slice(-2000)}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  let stopped = false
+  return {
+    apiUrl,
+    apiKey,
+    dnsPort,
+    async stop() {
+      if (stopped) return
+      stopped = true
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r))
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+        await exited
+        clearTimeout(timer)
+      }
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
