@@ -1,3 +1,4 @@
+import { databaseOptions } from '@quartet/core/db'
 import { systemClock } from '@quartet/core/clock'
 import { type CliArgs, migrationCommands, runCli } from '@quartet/core/cli'
 import { ApiError } from '@quartet/core/errors'
@@ -10,15 +11,6 @@ import { activateRelease, checkContentFolder, listReleases, publishContent } fro
 import { createDb } from './store/db.ts'
 import { createReleaseRepository } from './store/release-repository.ts'
 
-const target = () => {
-  const config = loadAppConfig()
-  return {
-    connectionString: config.DATABASE_URL,
-    schema: config.DATABASE_SCHEMA,
-    migrationsDir: migrationsDirFrom(__dirname),
-  }
-}
-
 const validator = () => new ContentValidator(schemasDir(bundledContentDir(__dirname)))
 
 /** Opens the database for one command and always closes it. */
@@ -26,7 +18,7 @@ async function withRepository<T>(
   run: (repo: ReturnType<typeof createReleaseRepository>) => Promise<T>,
 ): Promise<T> {
   const config = loadAppConfig()
-  const db = createDb({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, poolSize: 2 })
+  const db = createDb(databaseOptions(config, 2))
   try {
     return await run(createReleaseRepository(db, config.DATABASE_SCHEMA))
   } finally {
@@ -41,7 +33,7 @@ const folderArg = (args: CliArgs): string => {
 }
 
 void runCli('design-archive', {
-  ...migrationCommands(target),
+  ...migrationCommands(loadAppConfig, migrationsDirFrom(__dirname)),
   'content:validate': {
     describe:
       'check a content folder (schemas and cross-references) without publishing: content:validate <dir>',

@@ -1,3 +1,4 @@
+import { databaseOptions } from '@quartet/core/db'
 import { systemClock } from '@quartet/core/clock'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { createApp } from './app.ts'
@@ -14,11 +15,7 @@ void runService({
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
   build: async ({ config, logger, kv }) => {
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.DATABASE_SCHEMA,
-      poolSize: config.DATABASE_POOL_SIZE,
-    })
+    const db = createDb(databaseOptions(config))
     const repository = createReleaseRepository(db, config.DATABASE_SCHEMA)
     const contentDir = bundledContentDir(__dirname)
     if (config.SEED_ON_START) {

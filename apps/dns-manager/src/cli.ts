@@ -1,3 +1,4 @@
+import { databaseOptions } from '@quartet/core/db'
 import { isValidCidrOrIp } from '@quartet/core/auth'
 import { type CliArgs, migrationCommands, runCli } from '@quartet/core/cli'
 import { migrationsDirFrom } from '@quartet/core/service'
@@ -9,21 +10,12 @@ import { issueCredential } from './domain/service.ts'
 import { createDb } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
 
-const target = () => {
-  const config = loadAppConfig()
-  return {
-    connectionString: config.DATABASE_URL,
-    schema: config.DATABASE_SCHEMA,
-    migrationsDir: migrationsDirFrom(__dirname),
-  }
-}
-
 /** Runs `fn` with a repository on the configured database, closing the pool afterwards. */
 async function withRepository<T>(
   fn: (repo: ReturnType<typeof createRepository>, prefix: string, config: TConfig) => Promise<T>,
 ) {
   const config = loadAppConfig()
-  const db = createDb({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, poolSize: 1 })
+  const db = createDb(databaseOptions(config, 1))
   try {
     return await fn(createRepository(db, config.DATABASE_SCHEMA), config.API_KEY_PREFIX, config)
   } finally {
@@ -77,7 +69,7 @@ const argv = process.argv.slice(2)
 const zEmail = z.email()
 
 void runCli('dns-manager', {
-  ...migrationCommands(target),
+  ...migrationCommands(loadAppConfig, migrationsDirFrom(__dirname)),
   'accounts:create': {
     describe:
       'create an account and its first API key: --email E --quota N --balance-cents N [--allow-ip CIDR]… [--disable-api]; prints {account_id, api_key, api_secret}',

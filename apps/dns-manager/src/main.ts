@@ -1,3 +1,5 @@
+import { databaseOptions } from '@quartet/core/db'
+import { startPeriodicJob } from '@quartet/core/jobs'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { buildDnsManager } from './app.ts'
 import { loadAppConfig } from './config.ts'
@@ -8,43 +10,28 @@ void runService({
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.DATABASE_SCHEMA,
-      poolSize: config.DATABASE_POOL_SIZE,
-    })
+    const db = createDb(databaseOptions(config))
     const { app, service } = buildDnsManager({ config, logger, db, kv })
     // The sweeper releases subdomains past their grace period; reconcile rolls back writes a crash left pending.
-    let running = false
-    const timer =
-      config.JOBS_INTERVAL_MS > 0
-        ? setInterval(() => {
-            if (running) return
-            running = true
-            void (async () => {
-              try {
-                const swept = await service.sweepExpired()
-                const reconciled = await service.reconcilePending()
-                if (
-                  swept.released.length ||
-                  swept.failed.length ||
-                  reconciled.rolled_back.length ||
-                  reconciled.failed.length
-                )
-                  logger.info({ swept, reconciled }, 'background jobs ran')
-              } catch (err) {
-                logger.error({ err }, 'background jobs failed')
-              } finally {
-                running = false
-              }
-            })()
-          }, config.JOBS_INTERVAL_MS)
-        : undefined
-    timer?.unref()
+    const jobs = startPeriodicJob({
+      name: 'sweep-and-reconcile',
+      intervalMs: config.JOBS_INTERVAL_MS,
+      logger,
+      run: async () => {
+        const swept = await service.sweepExpired()
+        const reconciled = await service.reconcilePending()
+        const changed =
+          swept.released.length ||
+          swept.failed.length ||
+          reconciled.rolled_back.length ||
+          reconciled.failed.length
+        if (changed) logger.info({ swept, reconciled }, 'background jobs ran')
+      },
+    })
     return {
       app,
       close: async () => {
-        if (timer) clearInterval(timer)
+        jobs.stop()
         await db.$disconnect()
       },
     }

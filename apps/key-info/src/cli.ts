@@ -1,3 +1,4 @@
+import { databaseOptions } from '@quartet/core/db'
 import { randomUUID } from 'node:crypto'
 import { type CliArgs, migrationCommands, runCli } from '@quartet/core/cli'
 import { systemClock } from '@quartet/core/clock'
@@ -13,21 +14,12 @@ import { createFreeModelCounter } from './store/free-model-counter.ts'
 import { createKeyRepository } from './store/key-repository.ts'
 import { createUsageRepository } from './store/usage-repository.ts'
 
-const target = () => {
-  const config = loadAppConfig()
-  return {
-    connectionString: config.DATABASE_URL,
-    schema: config.DATABASE_SCHEMA,
-    migrationsDir: migrationsDirFrom(__dirname),
-  }
-}
-
 /** Opens the database (and kv) for one command and closes them afterwards. */
 async function withStores<T>(
   run: (s: { db: ReturnType<typeof createDb>; kv: ReturnType<typeof createKeyValueStore> }) => Promise<T>,
 ): Promise<T> {
   const config = loadAppConfig()
-  const db = createDb({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, poolSize: 2 })
+  const db = createDb(databaseOptions(config, 2))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
   try {
     return await run({ db, kv })
@@ -144,7 +136,7 @@ const usageRecord = async (args: CliArgs) => {
 }
 
 void runCli('key-info', {
-  ...migrationCommands(target),
+  ...migrationCommands(loadAppConfig, migrationsDirFrom(__dirname)),
   'keys:create': {
     describe:
       'create a key: --name NAME [--management] [--limit USD] [--limit-reset daily|weekly|monthly] [--expires-at ISO] [--free-tier] [--workspace ID]; prints {key, hash}',

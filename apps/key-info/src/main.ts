@@ -1,3 +1,4 @@
+import { databaseOptions } from '@quartet/core/db'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { createApp } from './app.ts'
 import { loadAppConfig } from './config.ts'
@@ -8,11 +9,7 @@ void runService({
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.DATABASE_SCHEMA,
-      poolSize: config.DATABASE_POOL_SIZE,
-    })
+    const db = createDb(databaseOptions(config))
     return { app: createApp({ config, logger, db, kv }), close: () => db.$disconnect() }
   },
 })

@@ -1,3 +1,4 @@
+import { databaseOptions } from '@quartet/core/db'
 import { hashPassword } from '@quartet/core/auth'
 import { migrationCommands, runCli } from '@quartet/core/cli'
 import { createKeyValueStore } from '@quartet/core/kv'
@@ -9,21 +10,12 @@ import { createServices } from './services.ts'
 import { createDb } from './store/db.ts'
 import { SWEEP_LOCK_ID, withAdvisoryLock } from './store/lock-repository.ts'
 
-const target = () => {
-  const config = loadAppConfig()
-  return {
-    connectionString: config.DATABASE_URL,
-    schema: config.DATABASE_SCHEMA,
-    migrationsDir: migrationsDirFrom(__dirname),
-  }
-}
-
 /** Opens the app's dependencies for one command and closes them afterwards. */
 async function withServices<T>(
   fn: (s: ReturnType<typeof createServices>, db: ReturnType<typeof createDb>) => Promise<T>,
 ) {
   const config = loadAppConfig()
-  const db = createDb({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, poolSize: 2 })
+  const db = createDb(databaseOptions(config, 2))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
   const logger = createLogger({ name: 'pickup-share-cli', level: 'warn', destination: process.stderr })
   try {
@@ -43,7 +35,7 @@ async function readStdin(): Promise<string> {
 }
 
 void runCli('pickup-share', {
-  ...migrationCommands(target),
+  ...migrationCommands(loadAppConfig, migrationsDirFrom(__dirname)),
   'hash-password': {
     describe: 'print an scrypt hash for ADMIN_PASSWORD_HASH (password on stdin, or --password)',
     run: async (args) => {

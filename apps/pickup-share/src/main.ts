@@ -1,3 +1,5 @@
+import { databaseOptions } from '@quartet/core/db'
+import { startPeriodicJob } from '@quartet/core/jobs'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { createApp } from './app.ts'
 import { loadAppConfig } from './config.ts'
@@ -11,11 +13,7 @@ void runService({
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
   build: async ({ config, logger, kv }) => {
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.DATABASE_SCHEMA,
-      poolSize: config.DATABASE_POOL_SIZE,
-    })
+    const db = createDb(databaseOptions(config))
     if (!config.UPLOAD_TOKEN_SECRET)
       logger.warn(
         'UPLOAD_TOKEN_SECRET is not set: upload tokens are signed with a per-process key (single node only)',
@@ -27,25 +25,19 @@ void runService({
       if (driver instanceof BucketStore && config.S3_CREATE_BUCKET) await driver.ensureBucket()
     logger.info({ stores: services.storage.all().map((d) => `${d.kind}:${d.instance}`) }, 'storage ready')
 
-    let timer: NodeJS.Timeout | undefined
-    if (config.SWEEP_INTERVAL_SECONDS > 0) {
-      let running = false
-      timer = setInterval(() => {
-        if (running) return
-        running = true
-        withAdvisoryLock(db, SWEEP_LOCK_ID, () => services.cleanup.sweep())
-          .then((result) => result && logger.info(result, 'sweep done'))
-          .catch((err) => logger.error({ err }, 'sweep failed'))
-          .finally(() => {
-            running = false
-          })
-      }, config.SWEEP_INTERVAL_SECONDS * 1000)
-      timer.unref()
-    }
+    const sweeper = startPeriodicJob({
+      name: 'sweep',
+      intervalMs: config.SWEEP_INTERVAL_SECONDS * 1000,
+      logger,
+      run: async () => {
+        const result = await withAdvisoryLock(db, SWEEP_LOCK_ID, () => services.cleanup.sweep())
+        if (result) logger.info(result, 'sweep done')
+      },
+    })
     return {
       app: createApp({ config, logger, db, kv, services }),
       close: async () => {
-        clearInterval(timer)
+        sweeper.stop()
         await db.$disconnect()
       },
     }

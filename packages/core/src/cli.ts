@@ -58,12 +58,13 @@ export async function runCli(
 
 /** The commands every app's CLI has: apply migrations and show their state. */
 export function migrationCommands(
-  target: () => {
-    connectionString: string
-    schema: string
-    migrationsDir: string
-  },
+  loadConfig: () => { DATABASE_URL: string; DATABASE_SCHEMA: string },
+  migrationsDir: string,
 ): Record<string, { describe: string; run: CliCommand }> {
+  const target = () => {
+    const config = loadConfig()
+    return { connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, migrationsDir }
+  }
   return {
     migrate: {
       describe: "apply pending migrations to this app's schema",

@@ -36,3 +36,11 @@ export function createPgPool(url: string, max = 2): pg.Pool {
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }
+
+/** The database options of an app's base config, with an optional smaller pool (CLI commands). */
+export function databaseOptions(
+  config: { DATABASE_URL: string; DATABASE_SCHEMA: string; DATABASE_POOL_SIZE: number },
+  poolSize = config.DATABASE_POOL_SIZE,
+): DatabaseOptions {
+  return { url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, poolSize }
+}
