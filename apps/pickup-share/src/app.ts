@@ -9,12 +9,16 @@ import './domain/errors.ts'
 import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
 import type { Services } from './http/services.ts'
 import { registerShare, shareOperations } from './http/share.ts'
+import { registerStores, storeOperations } from './http/stores.ts'
 import { registerUpload, uploadOperations } from './http/upload.ts'
+import { registerWeb, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
 import { createServices, type ServicesConfig } from './services.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> & ServicesConfig
+  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> &
+    Partial<Pick<TConfig, 'WEB_CONNECT_SRC'>> &
+    ServicesConfig
   logger: Logger
   db: Db
   kv: KeyValueStore
@@ -30,7 +34,7 @@ export const openApiDocument = createOpenApiDocument(
     description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
     securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
   },
-  [...uploadOperations, ...shareOperations, ...adminOperations],
+  [...uploadOperations, ...shareOperations, ...adminOperations, ...storeOperations, ...webOperations],
 )
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
@@ -43,6 +47,7 @@ export function createApp(deps: AppDeps): Express {
       envelope: 'code',
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
+      helmet: webHelmetOptions(uploadOrigins(deps.config)),
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
         kv: () => deps.kv.ping(),
@@ -53,6 +58,8 @@ export function createApp(deps: AppDeps): Express {
       registerUpload(app, services)
       registerShare(app, services)
       registerAdmin(app, services)
+      registerStores(app, services)
+      registerWeb(app, services)
     },
   )
   return app

@@ -34,6 +34,55 @@ export const ZConfig = z
     ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
     /** Sweeper period (expired shares, orphans); 0 switches the in-process sweeper off. */
     SWEEP_INTERVAL_SECONDS: zInt(300, 0, 86_400),
+    /** Git repository store ("repo"): smart-HTTP remote, no credentials in the URL (REPO_TOKEN). */
+    REPO_REMOTE_URL: z
+      .url({ message: 'must be a URL, e.g. https://github.com/acme/drop.git' })
+      .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
+      .refine((v) => !new URL(v).username && !new URL(v).password, 'put the token in REPO_TOKEN, not the URL')
+      .optional(),
+    /** Access token sent as HTTP basic password (never logged, never returned). */
+    REPO_TOKEN: optionalString,
+    /** Basic user sent with the token: x-access-token (GitHub), oauth2 (GitLab), any (Gitea). */
+    REPO_USERNAME: z.string().default('x-access-token'),
+    REPO_BRANCH: z.string().default('main'),
+    /** {owner}/{repo} of the mirror templates; taken from REPO_REMOTE_URL's path when unset. */
+    REPO_OWNER: optionalString,
+    REPO_NAME: optionalString,
+    /** Per-file cap of the git host (GitHub refuses files above 100 MB). */
+    REPO_MAX_FILE_BYTES: zInt(104_857_600, 1, Number.MAX_SAFE_INTEGER),
+    /** Local bare clones (a cache: safe to delete). */
+    REPO_CACHE_DIR: z.string().default('.data/repos'),
+    /** Comma-separated mirror URL templates with {owner} {repo} {sha} {path}. */
+    REPO_MIRRORS: z
+      .string()
+      .optional()
+      .transform((v) =>
+        v
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : [],
+      )
+      .refine(
+        (list) =>
+          list.every((t) => /^https?:\/\/[^/{}]+\//.test(t) && t.includes('{sha}') && t.includes('{path}')),
+        'every template must be an http(s) URL with a fixed host and contain {sha} and {path}',
+      ),
+    /** How long a mirror ranking stays cached in kv. */
+    REPO_MIRROR_TTL_SECONDS: zInt(600, 1, 86_400),
+    /** Extra origins the web pages may upload to (connect-src), e.g. a bucket store added at run time. */
+    WEB_CONNECT_SRC: z
+      .string()
+      .optional()
+      .transform((v) =>
+        v
+          ? v
+              .split(',')
+              .map((s) => s.trim().replace(/\/$/, ''))
+              .filter(Boolean)
+          : [],
+      ),
     /** Origins allowed on state-changing admin requests; default: the request's own origin. */
     ADMIN_ALLOWED_ORIGINS: z
       .string()

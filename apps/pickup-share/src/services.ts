@@ -11,13 +11,16 @@ import { GuessGuard } from './domain/guess-guard.ts'
 import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
+import { StoreInstances } from './domain/store-instances.ts'
 import { UploadTokens } from './domain/upload-token.ts'
 import type { Services } from './http/services.ts'
 import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
+import { builtinRepoStore, driverFactory, type FactoryDeps } from './storage/factory.ts'
 import { AuditRepository } from './store/audit-repository.ts'
 import { AuthCodeRepository } from './store/auth-code-repository.ts'
 import type { Db } from './store/db.ts'
+import { InstanceRepository } from './store/instance-repository.ts'
 import { SettingsRepository } from './store/settings-repository.ts'
 import { ShareRepository } from './store/share-repository.ts'
 
@@ -38,7 +41,22 @@ export type ServicesConfig = Pick<
   | 'UPLOAD_TOKEN_TTL_SECONDS'
   | 'ORPHAN_AFTER_HOURS'
   | 'ADMIN_ALLOWED_ORIGINS'
->
+> &
+  Partial<
+    Pick<
+      TConfig,
+      | 'REPO_REMOTE_URL'
+      | 'REPO_TOKEN'
+      | 'REPO_USERNAME'
+      | 'REPO_BRANCH'
+      | 'REPO_OWNER'
+      | 'REPO_NAME'
+      | 'REPO_MAX_FILE_BYTES'
+      | 'REPO_CACHE_DIR'
+      | 'REPO_MIRRORS'
+      | 'REPO_MIRROR_TTL_SECONDS'
+    >
+  >
 
 export interface ServiceDeps {
   config: ServicesConfig
@@ -49,7 +67,11 @@ export interface ServiceDeps {
 }
 
 /** The storage instances from config: blob always, bucket when S3 is configured. */
-export function buildStorage(config: ServicesConfig, tokens: UploadTokens): StorageRegistry {
+export function buildStorage(
+  config: ServicesConfig,
+  tokens: UploadTokens,
+  deps?: Omit<FactoryDeps, 'config' | 'tokens'>,
+): StorageRegistry {
   const registry = new StorageRegistry()
   registry.add(
     new BlobStore({
@@ -71,6 +93,8 @@ export function buildStorage(config: ServicesConfig, tokens: UploadTokens): Stor
       }),
     )
   }
+  const repo = deps ? builtinRepoStore({ ...deps, config, tokens }) : null
+  if (repo) registry.add(repo)
   return registry
 }
 
@@ -78,14 +102,23 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   const clock = deps.clock ?? systemClock
   const { config, logger, db, kv } = deps
   const tokens = new UploadTokens(config.UPLOAD_TOKEN_SECRET ?? randomBytes(32).toString('hex'), clock)
-  const storage = buildStorage(config, tokens)
+  const storage = buildStorage(config, tokens, { db, kv, logger })
   const shareRepo = new ShareRepository(db)
+  let removeShare: (id: string) => Promise<unknown> = async () => null
+  const instances = new StoreInstances({
+    repo: new InstanceRepository(db),
+    storage,
+    factory: driverFactory({ config, tokens, db, kv, logger }),
+    logger,
+    removeShare: (id) => removeShare(id),
+  })
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
   const gate = new DownloadGate(kv, shareRepo, clock)
   const shares = new ShareService({
     shares: shareRepo,
     storage,
+    instances,
     settings,
     authCodes,
     gate,
@@ -96,6 +129,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     uploadTtlSeconds: config.UPLOAD_TOKEN_TTL_SECONDS,
     orphanAfterHours: config.ORPHAN_AFTER_HOURS,
   })
+  removeShare = (id) => shares.removeShare(id)
   const cleanup = new Cleanup({
     shares: shareRepo,
     service: shares,
@@ -103,6 +137,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     clock,
     logger,
     orphanAfterHours: config.ORPHAN_AFTER_HOURS,
+    syncInstances: () => instances.sync(),
   })
   return {
     shares,
@@ -115,6 +150,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     }),
     audit: new AuditRepository(db),
     storage,
+    instances,
     logger,
     adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
     gate,

@@ -23,6 +23,8 @@ export class Cleanup {
       clock: Clock
       logger: Logger
       orphanAfterHours: number
+      /** Loads storage instances other replicas added, so their orphans are swept too. */
+      syncInstances?: () => Promise<unknown>
     },
   ) {}
 
@@ -37,6 +39,7 @@ export class Cleanup {
   async removeOrphans(): Promise<CleanupResult> {
     const cutoff = new Date(this.d.clock.now().getTime() - this.d.orphanAfterHours * 3_600_000)
     const result: CleanupResult = { removedFiles: 0, freedBytes: 0 }
+    await this.d.syncInstances?.()
     for (const driver of this.d.storage.all()) {
       const shared = await this.d.shares.sharedPathnames(driver.instance)
       const pending = await this.d.shares.pendingPathnames(driver.instance, cutoff)

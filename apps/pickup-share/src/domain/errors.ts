@@ -28,6 +28,11 @@ export const shareErrorStatus = defineErrorCodes({
   csrf_rejected: 403,
   settings_invalid: 400,
   storage_failed: 502,
+  store_full: 507,
+  store_exists: 409,
+  store_builtin: 409,
+  store_not_found: 404,
+  store_in_use: 409,
 } as const)
 
 declare module '@quartet/core/errors' {

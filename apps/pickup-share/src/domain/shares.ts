@@ -11,11 +11,13 @@ import { choosePathname } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
+import type { StoreInstances } from './store-instances.ts'
 import type { UploadTokens } from './upload-token.ts'
 
 export interface ShareServiceDeps {
   shares: ShareRepository
   storage: StorageRegistry
+  instances: StoreInstances
   settings: SettingsService
   authCodes: AuthCodes
   gate: DownloadGate
@@ -92,7 +94,6 @@ export class ShareService {
 
   async requestUpload(req: UploadRequest): Promise<UploadGrant> {
     const s = await this.d.settings.get()
-    const driver = this.driverFor(req.store)
     let maxBytes: number | null = s.maxFileSizeBytes
     let authCodeId: string | null = null
     if (req.limitSize) {
@@ -103,15 +104,34 @@ export class ShareService {
         maximumSizeInBytes: s.maxFileSizeBytes,
       })
     }
+    // Picks an enabled instance with room and reserves the declared size there (atomic).
+    const driver = await this.d.instances.reserve(req.store, req.size)
+    const cap = driver.maxObjectBytes
+    if (cap !== undefined) {
+      if (req.size > cap) {
+        await this.d.instances.release(driver.instance, req.size)
+        throw new ApiError('file_too_large', `the ${driver.kind} store takes files of at most ${cap} bytes`, {
+          maximumSizeInBytes: cap,
+        })
+      }
+      maxBytes = maxBytes === null ? cap : Math.min(maxBytes, cap)
+    }
     const pathname = choosePathname(req.name)
     const expiresAt = new Date(this.d.clock.now().getTime() + this.d.uploadTtlSeconds * 1000)
-    const upload = await driver.issueUpload({
-      pathname,
-      type: req.type,
-      maxBytes,
-      expiresAt,
-      allowOverwrite: false,
-    })
+    let upload: UploadPermission
+    try {
+      upload = await driver.issueUpload({
+        pathname,
+        type: req.type,
+        maxBytes,
+        expiresAt,
+        allowOverwrite: false,
+      })
+    } catch (err) {
+      await this.d.instances.release(driver.instance, req.size)
+      throw err
+    }
+    // The permission row carries the reservation from here on (cleanup releases it).
     await this.d.shares.recordIssuedUpload({
       id: randomUUID(),
       store: driver.kind,
@@ -134,11 +154,19 @@ export class ShareService {
     }
   }
 
-  /** PUT /api/blob/upload: the token names the pathname, the instance and the byte cap. */
-  async receiveBlobUpload(token: string | undefined, body: Readable, declaredLength: number | null) {
+  /**
+   * PUT /api/blob/upload and /api/repo/upload (stores our own server writes to): the token names
+   * the pathname, the instance and the byte cap.
+   */
+  async receiveBlobUpload(
+    token: string | undefined,
+    body: Readable,
+    declaredLength: number | null,
+    kind: 'blob' | 'repo' = 'blob',
+  ) {
     const claims = this.d.tokens.verify(token)
-    const driver = this.d.storage.instance(claims.instance)
-    if (!driver || driver.kind !== 'blob')
+    const driver = await this.d.instances.driver(claims.instance)
+    if (!driver || driver.kind !== kind)
       throw new ApiError('upload_token_invalid', 'the upload token is not valid')
     if (claims.maxBytes !== null && declaredLength !== null && declaredLength > claims.maxBytes)
       throw new ApiError('file_too_large', `the upload exceeds the limit of ${claims.maxBytes} bytes`)
@@ -166,15 +194,15 @@ export class ShareService {
     const seen = new Set<string>()
     const files = []
     for (const [i, f] of req.files.entries()) {
-      const driver = this.driverFor(f.store)
+      const issued = await this.d.shares.issuedByPathname(f.store, f.pathname)
+      const driver = issued ? await this.d.instances.driver(issued.storeInstance) : undefined
+      if (!issued || !driver) {
+        if (!this.d.storage.defaultFor(f.store)) this.driverFor(f.store)
+        throw new ApiError('upload_not_issued', `body.files.${i}.pathname: not an upload this server issued`)
+      }
       const key = `${driver.instance}\n${f.pathname}`
       if (seen.has(key)) throw new ApiError('bad_request', `body.files.${i}.pathname: listed twice`)
       seen.add(key)
-      const [issued] = await this.d.shares.issuedUploads([
-        { storeInstance: driver.instance, pathname: f.pathname },
-      ])
-      if (!issued)
-        throw new ApiError('upload_not_issued', `body.files.${i}.pathname: not an upload this server issued`)
       if (issued.shareId)
         throw new ApiError('upload_already_shared', `body.files.${i}.pathname: already part of a share`)
       if (issued.createdAt.getTime() < now.getTime() - this.d.orphanAfterHours * 3_600_000)
@@ -197,7 +225,14 @@ export class ShareService {
           'size_mismatch',
           `body.files.${i}.size: declared ${f.size}, uploaded ${info.size} bytes`,
         )
-      files.push({ ...f, store: driver.kind, storeInstance: driver.instance, issuedUploadId: issued.id })
+      files.push({
+        ...f,
+        store: driver.kind,
+        storeInstance: driver.instance,
+        issuedUploadId: issued.id,
+        reserved: issued.size,
+        real: info.size,
+      })
     }
 
     const expiresAt = new Date(now.getTime() + expireDays * DAY_MS)
@@ -219,6 +254,8 @@ export class ShareService {
       if (result.reason === 'auth_code_unusable') return this.d.authCodes.explainByCode(req.authCode!)
       throw new ApiError('upload_already_shared', 'a file of this share is already part of another share')
     }
+    // The reservations become used bytes of the real size.
+    for (const f of files) await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
     if (maxDownloads !== null) await this.d.gate.seed(id, maxDownloads, expiresAt)
     return { code: result.share.code, share: result.share }
   }
@@ -254,7 +291,7 @@ export class ShareService {
         share ? 'no such file in this share' : 'no share with this pickup code (unknown, expired or used up)',
       )
     }
-    const driver = this.d.storage.instance(file.storeInstance)
+    const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
     const counted = share.maxDownloads !== null
@@ -294,6 +331,7 @@ export class ShareService {
     if (!share) return null
     await this.d.gate.forget(id)
     for (const f of share.files) {
+      await this.d.instances.free(f.storeInstance, f.size)
       const driver = this.d.storage.instance(f.storeInstance)
       await driver
         ?.delete(f.pathname)

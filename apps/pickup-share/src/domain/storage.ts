@@ -44,6 +44,8 @@ export interface StorageDriver {
   readonly kind: StoreKind
   /** Instance id; unique across all drivers (the default instance of a kind uses the kind's name). */
   readonly instance: string
+  /** The largest object the store accepts (the git host's per-file cap), when it has one. */
+  readonly maxObjectBytes?: number
   /** A client-direct upload permission bound to exactly this pathname and size cap. */
   issueUpload(input: IssueUploadInput): Promise<UploadPermission>
   /**
@@ -83,6 +85,18 @@ export class StorageRegistry {
   /** The default instance of a kind, or undefined when the kind is not enabled. */
   defaultFor(kind: StoreKind): StorageDriver | undefined {
     return this.defaults.get(kind)
+  }
+
+  /** Forgets an instance (deleted, or rebuilt with new settings). */
+  remove(id: string): void {
+    const driver = this.byInstance.get(id)
+    if (!driver) return
+    this.byInstance.delete(id)
+    if (this.defaults.get(driver.kind) === driver) {
+      const next = [...this.byInstance.values()].find((d) => d.kind === driver.kind)
+      if (next) this.defaults.set(driver.kind, next)
+      else this.defaults.delete(driver.kind)
+    }
   }
 
   instance(id: string): StorageDriver | undefined {

@@ -68,6 +68,21 @@ export const uploadOperations: OperationDoc[] = [
       415: { description: 'a JSON content type was sent; send application/octet-stream' },
     },
   },
+  {
+    method: 'put',
+    path: '/api/repo/upload',
+    operationId: 'repoUpload',
+    summary: 'Upload the file body to the git repository store; it is committed and pushed before 201',
+    tags: ['public'],
+    responses: {
+      201: { description: 'committed', schema: ZBlobUploadResponse },
+      401: { description: 'token missing, invalid or expired' },
+      409: { description: 'an object already exists at the pathname' },
+      413: { description: 'the body exceeded maximumSizeInBytes (at most REPO_MAX_FILE_BYTES)' },
+      415: { description: 'a JSON content type was sent; send application/octet-stream' },
+      502: { description: 'the git remote refused or failed' },
+    },
+  },
 ]
 
 export function registerUpload(app: Express, s: Services): void {
@@ -77,15 +92,16 @@ export function registerUpload(app: Express, s: Services): void {
     res.set('Cache-Control', 'no-store').json({ ...grant, expiresAt: grant.expiresAt.toISOString() })
   })
 
-  // The body streams straight to disk: no body parser may buffer it.
-  app.put('/api/blob/upload', async (req: Request, res) => {
-    res.set('Connection', 'close')
-    if ((req as Request & { _body?: boolean })._body)
-      throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
-    const length = req.headers['content-length']
-    const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
-    const result = await s.shares.receiveBlobUpload(req.get('x-upload-token'), req, declared)
-    res.removeHeader('Connection')
-    res.status(201).json(result)
-  })
+  // The body streams straight to disk (blob) or into a git commit (repo): no body parser may buffer it.
+  for (const kind of ['blob', 'repo'] as const)
+    app.put(`/api/${kind}/upload`, async (req: Request, res) => {
+      res.set('Connection', 'close')
+      if ((req as Request & { _body?: boolean })._body)
+        throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
+      const length = req.headers['content-length']
+      const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
+      const result = await s.shares.receiveBlobUpload(req.get('x-upload-token'), req, declared, kind)
+      res.removeHeader('Connection')
+      res.status(201).json(result)
+    })
 }

@@ -301,11 +301,36 @@ export class ShareRepository {
     return new Set(rows.map((r) => r.pathname))
   }
 
+  /**
+   * Deletes unshared permissions older than `cutoff` and gives their quota reservation back.
+   * Row by row: whoever deletes a row (conditionally, still unshared) releases its bytes, once.
+   */
   async deleteStaleIssuedUploads(cutoff: Date): Promise<number> {
-    const { count } = await this.db.issuedUpload.deleteMany({
+    const rows = await this.db.issuedUpload.findMany({
       where: { shareId: null, createdAt: { lte: cutoff } },
+      select: { id: true, storeInstance: true, size: true },
     })
+    let count = 0
+    for (const r of rows) {
+      const deleted = await this.db.issuedUpload.deleteMany({ where: { id: r.id, shareId: null } })
+      if (deleted.count !== 1) continue
+      count++
+      await this.db.storeInstance.updateMany({
+        where: { id: r.storeInstance },
+        data: { reservedBytes: { decrement: r.size }, freeBytes: { increment: r.size } },
+      })
+    }
     return count
+  }
+
+  /** The permission behind a pathname of one storage kind (pathnames are random and unique). */
+  async issuedByPathname(store: string, pathname: string): Promise<IssuedUploadRecord | null> {
+    const row = await this.db.issuedUpload.findFirst({ where: { store, pathname } })
+    return row ? toIssued(row) : null
+  }
+
+  async deleteIssuedUpload(id: string): Promise<void> {
+    await this.db.issuedUpload.deleteMany({ where: { id, shareId: null } })
   }
 
   async list(

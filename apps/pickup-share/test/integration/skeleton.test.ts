@@ -54,9 +54,12 @@ describe('pickup-share skeleton', () => {
       '/api/admin/logout',
       '/api/admin/settings',
       '/api/admin/shares',
+      '/api/admin/stores',
       '/api/blob/upload',
       '/api/download',
+      '/api/repo/upload',
       '/api/share',
+      '/api/site',
       '/api/take',
       '/api/upload',
     ])

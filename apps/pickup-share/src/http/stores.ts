@@ -1,0 +1,134 @@
+import type { Express, Request, Response } from 'express'
+import type { OperationDoc } from '@quartet/core/openapi'
+import { inputOf, validate } from '@quartet/core/validate'
+import { z } from 'zod'
+import type { InstanceView } from '../domain/store-instances.ts'
+import { clientIp, type Services } from './services.ts'
+import { ZStoreKind } from './upload.ts'
+
+const ZInstanceName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1-63 characters of a-z, 0-9, ".", "_", "-"')
+
+export const ZUpsertStore = z
+  .object({
+    name: ZInstanceName,
+    /** Required when creating; must match when changing. */
+    kind: ZStoreKind.optional(),
+    /** Connection settings (see README); credentials (token, accessKey, secretKey) are write-only. */
+    settings: z.record(z.string(), z.unknown()).optional(),
+    /** null = no quota. */
+    quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict()
+
+export const ZDeleteStore = z.object({ name: ZInstanceName, force: z.boolean().default(false) }).strict()
+
+export const ZStoreView = z.object({
+  id: z.string(),
+  kind: ZStoreKind,
+  name: z.string(),
+  settings: z.record(z.string(), z.unknown()),
+  credentialsSet: z.array(z.string()),
+  quotaBytes: z.number().int().nullable(),
+  usedBytes: z.number().int(),
+  reservedBytes: z.number().int(),
+  freeBytes: z.number().int().nullable(),
+  enabled: z.boolean(),
+  builtin: z.boolean(),
+  available: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+
+const upsertSchemas = { body: ZUpsertStore }
+const deleteSchemas = { body: ZDeleteStore }
+
+const admin = (op: Omit<OperationDoc, 'tags' | 'security'>): OperationDoc => ({
+  ...op,
+  tags: ['admin'],
+  security: ['adminSession'],
+  responses: {
+    ...op.responses,
+    401: { description: 'no valid session' },
+    403: { description: 'CSRF check failed' },
+  },
+})
+
+export const storeOperations: OperationDoc[] = [
+  admin({
+    method: 'get',
+    path: '/api/admin/stores',
+    operationId: 'listStores',
+    summary: 'Storage instances with quota, used and reserved bytes (credentials never returned)',
+    responses: { 200: { description: 'instances', schema: z.object({ items: z.array(ZStoreView) }) } },
+  }),
+  admin({
+    method: 'post',
+    path: '/api/admin/stores',
+    operationId: 'upsertStore',
+    summary: 'Create a storage instance, or change one by name (quota, enabled, settings)',
+    request: upsertSchemas,
+    responses: {
+      200: { description: 'changed', schema: ZStoreView },
+      201: { description: 'created', schema: ZStoreView },
+      400: { description: 'invalid settings; nothing saved' },
+      409: { description: 'settings of a built-in instance' },
+    },
+  }),
+  admin({
+    method: 'delete',
+    path: '/api/admin/stores',
+    operationId: 'deleteStore',
+    summary: 'Delete a storage instance (force: delete the shares holding files there first)',
+    request: deleteSchemas,
+    responses: {
+      200: { description: 'deleted' },
+      404: { description: 'no such instance' },
+      409: { description: 'live shares hold files there (store_in_use), or a built-in instance' },
+    },
+  }),
+]
+
+export const presentStore = (v: InstanceView) => ({
+  ...v,
+  createdAt: v.createdAt.toISOString(),
+  updatedAt: v.updatedAt.toISOString(),
+})
+
+/** Registered after the admin routes: the CSRF guard and the session check already apply. */
+export function registerStores(app: Express, s: Services): void {
+  const audit = (req: Request, res: Response, action: string, target: string, details: object) =>
+    s.audit.append({
+      actor: `admin:${(res.locals.adminSession as { label: string }).label}`,
+      action,
+      target,
+      ip: clientIp(req),
+      details: details as Record<string, unknown>,
+    })
+
+  app.get('/api/admin/stores', async (_req, res) => {
+    res.json({ items: (await s.instances.list()).map(presentStore) })
+  })
+
+  app.post('/api/admin/stores', validate(upsertSchemas), async (req, res) => {
+    const { body } = inputOf(upsertSchemas, req)
+    const { created, instance } = await s.instances.upsert(body)
+    // Only the names of the settings are logged: credentials never reach the audit log.
+    await audit(req, res, created ? 'store.create' : 'store.update', body.name, {
+      kind: instance.kind,
+      settings: Object.keys(body.settings ?? {}).sort(),
+      quotaBytes: body.quotaBytes,
+      enabled: body.enabled,
+    })
+    res.status(created ? 201 : 200).json(presentStore(instance))
+  })
+
+  app.delete('/api/admin/stores', validate(deleteSchemas), async (req, res) => {
+    const { body } = inputOf(deleteSchemas, req)
+    const { deletedShares } = await s.instances.delete(body.name, body.force)
+    await audit(req, res, 'store.delete', body.name, { force: body.force, deletedShares })
+    res.json({ deleted: true, name: body.name, deletedShares })
+  })
+}

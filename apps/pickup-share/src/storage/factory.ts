@@ -1,0 +1,112 @@
+import path from 'node:path'
+import type { KeyValueStore } from '@quartet/core/kv'
+import type { Logger } from '@quartet/core/log'
+import type { StorageDriver, StoreKind } from '../domain/storage.ts'
+import type { UploadTokens } from '../domain/upload-token.ts'
+import type { ServicesConfig } from '../services.ts'
+import type { Db } from '../store/db.ts'
+import { RepoObjectRepository } from '../store/repo-object-repository.ts'
+import { BlobStore } from './blob-store.ts'
+import { BucketStore } from './bucket-store.ts'
+import {
+  parseSettings,
+  type TRepoSettings,
+  ZBlobSettings,
+  ZBucketSettings,
+  ZRepoSettings,
+} from './instance-settings.ts'
+import { MirrorSelector } from './mirrors.ts'
+import { RepoStore } from './repo-store.ts'
+
+export interface FactoryDeps {
+  config: ServicesConfig
+  tokens: UploadTokens
+  db: Db
+  kv: KeyValueStore
+  logger: Logger
+}
+
+/** {owner}/{repo} from a remote's path: /acme/drop.git → acme, drop (GitLab groups: a/b/c → a/b, c). */
+export function ownerAndRepo(remoteUrl: string): { owner: string; repo: string } {
+  const parts = new URL(remoteUrl).pathname
+    .replace(/\.git\/?$/, '')
+    .split('/')
+    .filter(Boolean)
+  const repo = parts.pop() ?? ''
+  return { owner: parts.join('/'), repo }
+}
+
+/** One shared mirror selector (operator templates) per process. */
+const selectors = new WeakMap<KeyValueStore, MirrorSelector>()
+function mirrorsFor(d: FactoryDeps): MirrorSelector | null {
+  const templates = d.config.REPO_MIRRORS ?? []
+  if (templates.length === 0) return null
+  let s = selectors.get(d.kv)
+  if (!s || s.templates.join('\n') !== templates.join('\n')) {
+    s = new MirrorSelector({ templates, kv: d.kv, ttlMs: (d.config.REPO_MIRROR_TTL_SECONDS ?? 600) * 1000 })
+    selectors.set(d.kv, s)
+  }
+  return s
+}
+
+export function repoStore(d: FactoryDeps, id: string, s: TRepoSettings): RepoStore {
+  const derived = ownerAndRepo(s.remoteUrl)
+  return new RepoStore({
+    instance: id,
+    remoteUrl: s.remoteUrl,
+    branch: s.branch,
+    username: s.username,
+    token: s.token,
+    owner: s.owner ?? derived.owner,
+    repo: s.repo ?? derived.repo,
+    cacheDir: path.join(d.config.REPO_CACHE_DIR ?? '.data/repos', id),
+    maxObjectBytes: d.config.REPO_MAX_FILE_BYTES ?? 104_857_600,
+    index: new RepoObjectRepository(d.db, id),
+    mirrors: mirrorsFor(d),
+    logger: d.logger,
+    uploadUrl: '/api/repo/upload',
+    signUpload: (c) => d.tokens.sign({ ...c, pathname: c.pathname }),
+  })
+}
+
+/** The built-in repo instance from REPO_* variables, or null when REPO_REMOTE_URL is unset. */
+export function builtinRepoStore(d: FactoryDeps): RepoStore | null {
+  const c = d.config
+  if (!c.REPO_REMOTE_URL) return null
+  const settings = parseSettings(ZRepoSettings, {
+    remoteUrl: c.REPO_REMOTE_URL,
+    branch: c.REPO_BRANCH ?? 'main',
+    username: c.REPO_USERNAME ?? 'x-access-token',
+    ...(c.REPO_TOKEN ? { token: c.REPO_TOKEN } : {}),
+    ...(c.REPO_OWNER ? { owner: c.REPO_OWNER } : {}),
+    ...(c.REPO_NAME ? { repo: c.REPO_NAME } : {}),
+  })
+  return repoStore(d, 'repo', settings)
+}
+
+/**
+ * Builds the driver of an admin-defined instance from its stored settings. A blob instance lives
+ * in its own dot-folder under BLOB_DIR (`.instances/<id>`), which the default blob instance's
+ * listing skips.
+ */
+export function driverFactory(d: FactoryDeps) {
+  return (kind: StoreKind, id: string, settings: Record<string, unknown>): StorageDriver => {
+    switch (kind) {
+      case 'blob':
+        parseSettings(ZBlobSettings, settings)
+        return new BlobStore({
+          dir: path.join(d.config.BLOB_DIR, '.instances', id),
+          instance: id,
+          uploadUrl: '/api/blob/upload',
+          signUpload: (c) => d.tokens.sign({ ...c, pathname: c.pathname }),
+        })
+      case 'bucket': {
+        const s = parseSettings(ZBucketSettings, settings)
+        if (!s.accessKey || !s.secretKey) throw new Error('settings: accessKey and secretKey are required')
+        return new BucketStore({ ...s, accessKey: s.accessKey, secretKey: s.secretKey, instance: id })
+      }
+      case 'repo':
+        return repoStore(d, id, parseSettings(ZRepoSettings, settings))
+    }
+  }
+}

@@ -1,0 +1,371 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { Readable, Transform, type TransformCallback } from 'node:stream'
+import { ApiError } from '@quartet/core/errors'
+import type { Logger } from '@quartet/core/log'
+import type {
+  IssueUploadInput,
+  ListedObject,
+  ObjectInfo,
+  StorageDriver,
+  UploadPermission,
+} from '../domain/storage.ts'
+import type { RepoObjectRecord } from '../store/repo-object-repository.ts'
+import { GitError, type GitRunner, gitRunner } from './git.ts'
+import { ByteLimit } from './limit.ts'
+import type { MirrorSelector } from './mirrors.ts'
+
+/** Where the store remembers which commit holds each file (a table in Postgres). */
+export interface RepoIndex {
+  record(o: Omit<RepoObjectRecord, 'createdAt'>): Promise<boolean>
+  find(pathname: string): Promise<RepoObjectRecord | null>
+  delete(pathname: string): Promise<void>
+  list(): Promise<RepoObjectRecord[]>
+}
+
+export interface RepoStoreOptions {
+  instance?: string
+  /** Smart-HTTP remote (https://github.com/acme/drop.git); never with credentials in it. */
+  remoteUrl: string
+  branch: string
+  username: string
+  token?: string | undefined
+  /** {owner}/{repo} of the mirror templates. */
+  owner: string
+  repo: string
+  /** Local bare clone (a cache). */
+  cacheDir: string
+  /** The host's per-file cap. */
+  maxObjectBytes: number
+  index: RepoIndex
+  mirrors: MirrorSelector | null
+  logger: Logger
+  /** Where browsers send the file (our own server: the token never leaves it). */
+  uploadUrl: string
+  signUpload: (claims: { instance: string } & IssueUploadInput) => string
+  /** Pushes retried after a non-fast-forward rejection (another writer got there first). */
+  maxPushAttempts?: number
+}
+
+interface PendingChange {
+  path: string
+  /** null: remove the path. */
+  blob: string | null
+  resolve: (commit: string) => void
+  reject: (err: unknown) => void
+}
+
+const NON_FAST_FORWARD = /non-fast-forward|fetch first|\[rejected\]|failed to update ref|cannot lock ref/i
+const MISSING_BRANCH = /couldn't find remote ref|could not find remote ref/i
+
+/**
+ * The git repository store ("repo"). Browsers upload to our own server (a git token in a browser
+ * would leak); the body streams into `git hash-object -w --stdin` under the per-file cap, then
+ * joins a commit. Changes waiting while a push runs are batched into the next commit, and a push
+ * refused as non-fast-forward (another replica pushed first) is rebuilt on the new tip and
+ * retried. Every file is addressed by the commit it landed in, so a mirror never serves a stale
+ * branch. Downloads stream from the fastest healthy mirror, down the ranking, and finally from
+ * the remote itself.
+ */
+export class RepoStore implements StorageDriver {
+  readonly kind = 'repo' as const
+  readonly instance: string
+  readonly maxObjectBytes: number
+  readonly gitDir: string
+  private readonly git: GitRunner
+  private pending: PendingChange[] = []
+  private running: Promise<void> | null = null
+  private ready: Promise<void> | null = null
+  private readonly indexId = `${process.pid}-${randomBytes(4).toString('hex')}`
+
+  constructor(private readonly options: RepoStoreOptions) {
+    this.instance = options.instance ?? 'repo'
+    this.maxObjectBytes = options.maxObjectBytes
+    this.gitDir = path.resolve(options.cacheDir)
+    this.git = gitRunner({ gitDir: this.gitDir, username: options.username, token: options.token })
+  }
+
+  /** The local bare repository; recreated when the cache folder was removed. */
+  private async ensureRepo(): Promise<void> {
+    if (existsSync(path.join(this.gitDir, 'HEAD'))) return
+    this.ready ??= (async () => {
+      await fs.mkdir(this.gitDir, { recursive: true })
+      await this.git.run(['init', '--bare', '--quiet', this.gitDir])
+    })().finally(() => {
+      this.ready = null
+    })
+    await this.ready
+  }
+
+  private checkPath(pathname: string): void {
+    const segments = pathname.split('/')
+    const bad =
+      pathname.length === 0 ||
+      pathname.length > 1024 ||
+      /[\0\\\n\r\t]/.test(pathname) ||
+      segments.some((s) => s === '' || s === '.' || s === '..' || s.toLowerCase() === '.git')
+    if (bad) throw new ApiError('file_not_found', 'no such object')
+  }
+
+  async issueUpload(input: IssueUploadInput): Promise<UploadPermission> {
+    this.checkPath(input.pathname)
+    const maxBytes =
+      input.maxBytes === null ? this.maxObjectBytes : Math.min(input.maxBytes, this.maxObjectBytes)
+    const token = this.options.signUpload({ instance: this.instance, ...input, maxBytes })
+    return {
+      url: this.options.uploadUrl,
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'x-upload-token': token },
+    }
+  }
+
+  async put(
+    pathname: string,
+    body: Readable,
+    options: { maxBytes: number | null; allowOverwrite: boolean },
+  ): Promise<{ size: number }> {
+    this.checkPath(pathname)
+    if (await this.options.index.find(pathname))
+      throw new ApiError('upload_exists', 'an object already exists at this pathname')
+    await this.ensureRepo()
+    const cap =
+      options.maxBytes === null ? this.maxObjectBytes : Math.min(options.maxBytes, this.maxObjectBytes)
+    const limit = new ByteLimit(cap)
+    body.on('error', (err) => limit.destroy(err))
+    const blob = (await this.git.run(['hash-object', '-w', '--stdin'], { input: body.pipe(limit) })).trim()
+    const commit = await this.commit({ path: pathname, blob })
+    if (!(await this.options.index.record({ pathname, commitSha: commit, blobSha: blob, size: limit.bytes })))
+      throw new ApiError('upload_exists', 'an object already exists at this pathname')
+    return { size: limit.bytes }
+  }
+
+  /** Queues one change; resolves with the SHA of the commit that carries it once pushed. */
+  private commit(change: { path: string; blob: string | null }): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ ...change, resolve, reject })
+      this.kick()
+    })
+  }
+
+  private kick(): void {
+    if (this.running) return
+    this.running = this.drain().finally(() => {
+      this.running = null
+      if (this.pending.length) this.kick()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length) {
+      const batch = this.pending.splice(0)
+      try {
+        const sha = await this.commitBatch(batch)
+        for (const c of batch) c.resolve(sha)
+      } catch (err) {
+        for (const c of batch) c.reject(err)
+      }
+    }
+  }
+
+  /** Fetches the tip, builds one commit with every change of the batch on it, pushes; retries on a lost race. */
+  private async commitBatch(batch: PendingChange[]): Promise<string> {
+    const attempts = this.options.maxPushAttempts ?? 8
+    // One index file per store object: batches of this object never overlap (one drain at a time).
+    const indexFile = path.join(this.gitDir, `index-${this.indexId}`)
+    const env = { GIT_INDEX_FILE: indexFile }
+    for (let attempt = 1; ; attempt++) {
+      const parent = await this.fetchTip()
+      await fs.rm(indexFile, { force: true })
+      if (parent) await this.git.run(['read-tree', parent], { env })
+      else await this.git.run(['read-tree', '--empty'], { env })
+      const lines = batch.map((c) =>
+        c.blob ? `100644 ${c.blob}\t${c.path}\n` : `0 ${'0'.repeat(40)}\t${c.path}\n`,
+      )
+      await this.git.run(['update-index', '--index-info'], { env, input: lines.join('') })
+      const tree = (await this.git.run(['write-tree'], { env })).trim()
+      const adds = batch.filter((c) => c.blob).length
+      const message = `pickup-share: ${adds} added, ${batch.length - adds} removed`
+      const commit = (
+        await this.git.run(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])
+      ).trim()
+      try {
+        await this.git.run([
+          'push',
+          '--quiet',
+          '--no-verify',
+          this.options.remoteUrl,
+          `${commit}:refs/heads/${this.options.branch}`,
+        ])
+        await fs.rm(indexFile, { force: true })
+        return commit
+      } catch (err) {
+        const lost = err instanceof GitError && NON_FAST_FORWARD.test(err.stderr)
+        if (!lost || attempt >= attempts) throw this.storageError('push', err)
+        this.options.logger.info(
+          { store: this.instance, attempt },
+          'repo push lost a race; retrying on the new tip',
+        )
+        await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt))
+      }
+    }
+  }
+
+  /** The branch tip on the remote (fetched into the cache), or null for an empty repository. */
+  private async fetchTip(): Promise<string | null> {
+    const ref = `refs/remotes/origin/${this.options.branch}`
+    try {
+      await this.git.run([
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        this.options.remoteUrl,
+        `+refs/heads/${this.options.branch}:${ref}`,
+      ])
+    } catch (err) {
+      if (err instanceof GitError && MISSING_BRANCH.test(err.stderr)) return null
+      throw this.storageError('fetch', err)
+    }
+    return (await this.git.run(['rev-parse', '--verify', ref])).trim()
+  }
+
+  private storageError(step: string, err: unknown): ApiError {
+    this.options.logger.warn(
+      { store: this.instance, step, err: err instanceof Error ? err.message : String(err) },
+      'repo store: git failed',
+    )
+    return new ApiError('storage_failed', `the repository store could not ${step}`)
+  }
+
+  async stat(pathname: string): Promise<ObjectInfo | null> {
+    const rec = await this.options.index.find(pathname)
+    return rec ? { size: rec.size, lastModified: rec.createdAt } : null
+  }
+
+  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+    const rec = await this.options.index.find(pathname)
+    if (!rec) throw new ApiError('file_not_found', 'the file is no longer in the store')
+    const mirrors = this.options.mirrors
+    if (mirrors && mirrors.templates.length > 0) {
+      const target = {
+        owner: this.options.owner,
+        repo: this.options.repo,
+        sha: rec.commitSha,
+        path: pathname,
+      }
+      const scope = `${this.instance}:${this.options.owner}/${this.options.repo}`
+      let order: number[] = []
+      try {
+        order = (await mirrors.rank(scope, target)).order
+      } catch (err) {
+        this.options.logger.warn(
+          { store: this.instance, err: (err as Error).message },
+          'mirror ranking failed',
+        )
+      }
+      for (const i of order) {
+        const opened = await this.fromMirror(mirrors.url(i, target), rec)
+        if (opened) return opened
+      }
+    }
+    return this.fromRemote(rec)
+  }
+
+  /** One mirror: 200 with the right length, else null (next one). The bytes are checked against the blob SHA. */
+  private async fromMirror(
+    url: string,
+    rec: RepoObjectRecord,
+  ): Promise<{ stream: Readable; size: number } | null> {
+    try {
+      // The timeout covers the answer's headers only; the body then streams for as long as it takes.
+      const abort = new AbortController()
+      const timer = setTimeout(() => abort.abort(), 10_000)
+      const res = await fetch(url, { redirect: 'manual', signal: abort.signal }).finally(() =>
+        clearTimeout(timer),
+      )
+      const length = res.headers.get('content-length')
+      if (res.status !== 200 || !res.body || (length !== null && Number(length) !== rec.size)) {
+        await res.body?.cancel().catch(() => {})
+        this.options.logger.info(
+          { store: this.instance, mirror: new URL(url).host, status: res.status },
+          'mirror skipped',
+        )
+        return null
+      }
+      const source = Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0])
+      const verify = new BlobVerifier(rec.blobSha, rec.size)
+      source.on('error', (err) => verify.destroy(err))
+      return { stream: source.pipe(verify), size: rec.size }
+    } catch (err) {
+      this.options.logger.info(
+        { store: this.instance, mirror: new URL(url).host, err: (err as Error).message },
+        'mirror failed',
+      )
+      return null
+    }
+  }
+
+  /** The last resort: the object from the remote (fetched by commit into the local cache). */
+  private async fromRemote(rec: RepoObjectRecord): Promise<{ stream: Readable; size: number }> {
+    await this.ensureRepo()
+    const has = () =>
+      this.git.run(['cat-file', '-e', rec.blobSha]).then(
+        () => true,
+        () => false,
+      )
+    if (!(await has())) {
+      try {
+        await this.git.run(['fetch', '--quiet', '--no-tags', this.options.remoteUrl, rec.commitSha])
+      } catch {
+        // Servers that refuse a want by SHA: the branch history holds the commit.
+        await this.fetchTip().catch(() => null)
+      }
+      if (!(await has()))
+        throw new ApiError('storage_failed', 'the file could not be fetched from the repository')
+    }
+    const { stdout, done } = this.git.stream(['cat-file', 'blob', rec.blobSha])
+    done.catch((err) => stdout.destroy(err))
+    return { stream: stdout, size: rec.size }
+  }
+
+  /** Removes the file from the branch tip (git history keeps it; see README). */
+  async delete(pathname: string): Promise<void> {
+    const rec = await this.options.index.find(pathname)
+    if (!rec) return
+    await this.ensureRepo()
+    await this.commit({ path: pathname, blob: null })
+    await this.options.index.delete(pathname)
+  }
+
+  async *list(): AsyncIterable<ListedObject> {
+    for (const r of await this.options.index.list())
+      yield { pathname: r.pathname, size: r.size, lastModified: r.createdAt }
+  }
+}
+
+/** Passes bytes through and fails the stream when they are not the git blob `sha` of `size` bytes. */
+export class BlobVerifier extends Transform {
+  private readonly hash = createHash('sha1')
+  private bytes = 0
+  constructor(
+    private readonly sha: string,
+    private readonly size: number,
+  ) {
+    super()
+    this.hash.update(`blob ${size}\0`)
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length
+    if (this.bytes > this.size) return done(new Error('mirror sent more bytes than the file has'))
+    this.hash.update(chunk)
+    done(null, chunk)
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.bytes !== this.size || this.hash.digest('hex') !== this.sha)
+      return done(new Error('mirror bytes do not match the committed blob'))
+    done()
+  }
+}

@@ -1,0 +1,205 @@
+import { Prisma } from '../generated/prisma/client.ts'
+import type { Db } from './db.ts'
+
+export interface InstanceRecord {
+  id: string
+  kind: string
+  name: string
+  settings: Record<string, unknown>
+  quotaBytes: number | null
+  usedBytes: number
+  reservedBytes: number
+  enabled: boolean
+  builtin: boolean
+  createdAt: Date
+  updatedAt: Date
+}
+
+type Row = Prisma.StoreInstanceGetPayload<object>
+
+function toRecord(row: Row): InstanceRecord {
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    settings: (row.settings ?? {}) as Record<string, unknown>,
+    quotaBytes: row.quotaBytes === null ? null : Number(row.quotaBytes),
+    usedBytes: Number(row.usedBytes),
+    reservedBytes: Number(row.reservedBytes),
+    enabled: row.enabled,
+    builtin: row.builtin,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  }
+}
+
+/**
+ * Storage instances and their byte accounting. Every change of used/reserved bytes is one
+ * UPDATE that moves `free_bytes` (quota - used - reserved) along, and a reservation is the
+ * conditional `free_bytes >= size`: Postgres re-checks it under the row lock, so concurrent
+ * reservations can never take an instance past its quota.
+ */
+export class InstanceRepository {
+  constructor(private readonly db: Db) {}
+
+  async list(): Promise<InstanceRecord[]> {
+    const rows = await this.db.storeInstance.findMany({ orderBy: [{ kind: 'asc' }, { name: 'asc' }] })
+    return rows.map(toRecord)
+  }
+
+  async find(id: string): Promise<InstanceRecord | null> {
+    const row = await this.db.storeInstance.findUnique({ where: { id } })
+    return row ? toRecord(row) : null
+  }
+
+  async findByName(name: string): Promise<InstanceRecord | null> {
+    const row = await this.db.storeInstance.findUnique({ where: { name } })
+    return row ? toRecord(row) : null
+  }
+
+  /**
+   * Inserts a built-in (environment-defined) instance unless it is there already, counting the
+   * files shared and the permissions pending before instances existed.
+   */
+  async ensureBuiltin(i: { id: string; kind: string; name: string }): Promise<void> {
+    if (await this.db.storeInstance.findUnique({ where: { id: i.id }, select: { id: true } })) return
+    const [used, reserved] = await Promise.all([
+      this.db.shareFile.aggregate({ where: { storeInstance: i.id }, _sum: { size: true } }),
+      this.db.issuedUpload.aggregate({ where: { storeInstance: i.id, shareId: null }, _sum: { size: true } }),
+    ])
+    await this.db.storeInstance.upsert({
+      where: { id: i.id },
+      create: {
+        id: i.id,
+        kind: i.kind,
+        name: i.name,
+        builtin: true,
+        usedBytes: used._sum.size ?? 0n,
+        reservedBytes: reserved._sum.size ?? 0n,
+      },
+      update: {},
+    })
+  }
+
+  /** false when the name is taken. */
+  async create(i: {
+    id: string
+    kind: string
+    name: string
+    settings: Record<string, unknown>
+    quotaBytes: number | null
+    enabled: boolean
+  }): Promise<boolean> {
+    try {
+      await this.db.storeInstance.create({
+        data: {
+          id: i.id,
+          kind: i.kind,
+          name: i.name,
+          settings: i.settings as Prisma.InputJsonValue,
+          quotaBytes: i.quotaBytes === null ? null : BigInt(i.quotaBytes),
+          freeBytes: i.quotaBytes === null ? null : BigInt(i.quotaBytes),
+          enabled: i.enabled,
+        },
+      })
+      return true
+    } catch (err) {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') return false
+      throw err
+    }
+  }
+
+  /**
+   * Changes settings, enabled flag and quota. The quota change recomputes free_bytes against the
+   * used/reserved bytes it read, conditionally on those being unchanged (retried otherwise).
+   */
+  async update(
+    id: string,
+    patch: { settings?: Record<string, unknown>; enabled?: boolean; quotaBytes?: number | null },
+  ): Promise<InstanceRecord | null> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const row = await this.db.storeInstance.findUnique({ where: { id } })
+      if (!row) return null
+      const data: Prisma.StoreInstanceUpdateManyMutationInput = {}
+      if (patch.settings) data.settings = patch.settings as Prisma.InputJsonValue
+      if (patch.enabled !== undefined) data.enabled = patch.enabled
+      if (patch.quotaBytes !== undefined) {
+        data.quotaBytes = patch.quotaBytes === null ? null : BigInt(patch.quotaBytes)
+        data.freeBytes =
+          patch.quotaBytes === null ? null : BigInt(patch.quotaBytes) - row.usedBytes - row.reservedBytes
+      }
+      const { count } = await this.db.storeInstance.updateMany({
+        where: { id, usedBytes: row.usedBytes, reservedBytes: row.reservedBytes },
+        data,
+      })
+      if (count === 1) return this.find(id)
+    }
+    throw new Error(`store instance ${id} changed too often to update`)
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const { count } = await this.db.storeInstance.deleteMany({ where: { id } })
+    return count === 1
+  }
+
+  /** Reserves `bytes` on an enabled instance with room: one conditional UPDATE. */
+  async reserve(id: string, bytes: number): Promise<boolean> {
+    const b = BigInt(bytes)
+    const limited = await this.db.storeInstance.updateMany({
+      where: { id, enabled: true, freeBytes: { gte: b } },
+      data: { reservedBytes: { increment: b }, freeBytes: { decrement: b } },
+    })
+    if (limited.count === 1) return true
+    const unlimited = await this.db.storeInstance.updateMany({
+      where: { id, enabled: true, quotaBytes: null },
+      data: { reservedBytes: { increment: b } },
+    })
+    return unlimited.count === 1
+  }
+
+  /** Gives a reservation back (its permission was never shared). */
+  async release(id: string, bytes: number): Promise<void> {
+    const b = BigInt(bytes)
+    await this.db.storeInstance.updateMany({
+      where: { id },
+      data: { reservedBytes: { decrement: b }, freeBytes: { increment: b } },
+    })
+  }
+
+  /** A shared file: its reservation becomes used bytes of its real size. */
+  async commit(id: string, reserved: number, real: number): Promise<void> {
+    await this.db.storeInstance.updateMany({
+      where: { id },
+      data: {
+        reservedBytes: { decrement: BigInt(reserved) },
+        usedBytes: { increment: BigInt(real) },
+        freeBytes: { decrement: BigInt(real - reserved) },
+      },
+    })
+  }
+
+  /** Files of a deleted share free their bytes. */
+  async free(id: string, bytes: number): Promise<void> {
+    const b = BigInt(bytes)
+    await this.db.storeInstance.updateMany({
+      where: { id },
+      data: { usedBytes: { decrement: b }, freeBytes: { increment: b } },
+    })
+  }
+
+  /** Codes of the live shares holding files in the instance. */
+  async shareIdsUsing(id: string): Promise<string[]> {
+    const rows = await this.db.shareFile.findMany({
+      where: { storeInstance: id },
+      select: { shareId: true },
+      distinct: ['shareId'],
+    })
+    return rows.map((r) => r.shareId)
+  }
+
+  /** Unshared permissions of the instance, deleted with it (their reservation goes with the row). */
+  async deletePendingUploads(id: string): Promise<number> {
+    const { count } = await this.db.issuedUpload.deleteMany({ where: { storeInstance: id, shareId: null } })
+    return count
+  }
+}

@@ -1,0 +1,272 @@
+/** The pickup-share API as the pages use it. Errors come back as ApiFailure with the envelope's code. */
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: { issues?: Array<{ field: string; message: string }> } & Record<string, unknown> = {},
+    readonly retryAfter: number | null = null,
+  ) {
+    super(message)
+  }
+}
+
+export type StoreKind = 'blob' | 'bucket' | 'repo'
+
+export interface SiteInfo {
+  stores: StoreKind[]
+  defaultExpireDays: number
+  maxExpireDays: number
+  defaultMaxDownloads: number
+  maxDownloadsCap: number
+  maxFileSizeBytes: number
+  codeLength: number
+  unlimitedEnabled: boolean
+}
+
+export interface UploadGrant {
+  store: StoreKind
+  pathname: string
+  upload: {
+    url: string
+    method: 'PUT' | 'POST'
+    fields?: Record<string, string>
+    headers?: Record<string, string>
+  }
+  options: { maximumSizeInBytes: number | null }
+}
+
+export interface Manifest {
+  code: string
+  files: Array<{ name: string; size: number; type: string; path: string }>
+  createdAt: string
+  expiresAt: string
+}
+
+async function failureOf(res: Response): Promise<ApiFailure> {
+  const retry = res.headers.get('retry-after')
+  const retryAfter = retry && /^\d+$/.test(retry) ? Number(retry) : null
+  try {
+    const body = (await res.json()) as { error?: { code?: string; message?: string; details?: never } }
+    return new ApiFailure(
+      res.status,
+      String(body.error?.code ?? res.status),
+      body.error?.message ?? res.statusText,
+      body.error?.details ?? {},
+      retryAfter,
+    )
+  } catch {
+    return new ApiFailure(
+      res.status,
+      String(res.status),
+      res.statusText || `HTTP ${res.status}`,
+      {},
+      retryAfter,
+    )
+  }
+}
+
+export async function request<T>(method: string, path: string, body?: unknown, admin = false): Promise<T> {
+  const headers: Record<string, string> = {}
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  // The admin API refuses state-changing requests without it (a cross-site form cannot send it).
+  if (admin) headers['x-requested-with'] = 'pickup-share'
+  let res: Response
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
+  } catch {
+    throw new ApiFailure(0, 'network', 'network error')
+  }
+  if (!res.ok) throw await failureOf(res)
+  return (await res.json()) as T
+}
+
+export const siteInfo = () => request<SiteInfo>('GET', '/api/site')
+
+export const requestUpload = (input: {
+  store: StoreKind
+  name: string
+  size: number
+  type: string
+  limitSize?: boolean
+  authCode?: string
+}) => request<UploadGrant>('POST', '/api/upload', input)
+
+export const createShare = (input: {
+  files: Array<{ name: string; size: number; type: string; pathname: string; store: StoreKind }>
+  expireDays: number
+  maxDownloads: number | null
+  limitSize?: boolean
+  authCode?: string
+}) => request<{ code: string }>('POST', '/api/share', input)
+
+export const take = (code: string) =>
+  request<{ manifest: Manifest; remaining: number | null }>('POST', '/api/take', { code })
+
+export const downloadUrl = (code: string, path: string) =>
+  `/api/download?${new URLSearchParams({ code, path }).toString()}`
+
+/**
+ * Sends the file exactly as the permission says (a PUT with headers, or a POST policy form with
+ * the file last) through XMLHttpRequest, whose upload progress events are the real bytes sent.
+ */
+export function uploadWithProgress(
+  grant: UploadGrant,
+  file: File,
+  onProgress: (sent: number, total: number) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest()
+    xhr.open(grant.upload.method, grant.upload.url)
+    xhr.upload.addEventListener('progress', (e) =>
+      onProgress(e.loaded, e.lengthComputable ? e.total : file.size),
+    )
+    xhr.addEventListener('load', () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        onProgress(file.size, file.size)
+        resolve()
+        return
+      }
+      let code = String(xhr.status)
+      let message = xhr.statusText || `HTTP ${xhr.status}`
+      try {
+        const body = JSON.parse(xhr.responseText) as { error?: { code?: string; message?: string } }
+        if (body.error?.code) code = body.error.code
+        if (body.error?.message) message = body.error.message
+      } catch {
+        // S3 answers in XML; the status says enough
+      }
+      reject(new ApiFailure(xhr.status, code, message))
+    })
+    xhr.addEventListener('error', () => reject(new ApiFailure(0, 'network', 'network error')))
+    xhr.addEventListener('abort', () => reject(new ApiFailure(0, 'aborted', 'aborted')))
+    signal?.addEventListener('abort', () => xhr.abort())
+    if (grant.upload.method === 'PUT') {
+      for (const [name, value] of Object.entries(grant.upload.headers ?? {}))
+        xhr.setRequestHeader(name, value)
+      xhr.send(file)
+    } else {
+      const form = new FormData()
+      for (const [name, value] of Object.entries(grant.upload.fields ?? {})) form.append(name, value)
+      form.append('file', file, file.name)
+      xhr.send(form)
+    }
+  })
+}
+
+// --- admin ----------------------------------------------------------------------------------------
+
+export type Settings = {
+  defaultExpireDays: number
+  maxExpireDays: number
+  defaultMaxDownloads: number
+  maxDownloadsCap: number
+  maxFileSizeBytes: number
+  codeLength: number
+  unlimitedEnabled: boolean
+  takeFailuresPerIp: number
+  takeFailuresGlobal: number
+  takeFailureWindowSeconds: number
+  loginAttemptsPerIp: number
+  loginWindowSeconds: number
+}
+
+export interface AdminShare {
+  code: string
+  createdAt: string
+  expiresAt: string
+  exhaustedAt: string | null
+  maxDownloads: number | null
+  remaining: number | null
+  limitSize: boolean
+  totalBytes: number
+  files: Array<{ name: string; size: number; type: string; path: string; store: string }>
+}
+
+export interface AuthCodeRecord {
+  id: string
+  hint: string
+  note: string | null
+  scope: 'downloads' | 'size' | 'both'
+  status: 'unused' | 'used' | 'expired' | 'revoked'
+  createdAt: string
+  expiresAt: string
+  usedAt: string | null
+  usedByShare: string | null
+  revokedAt: string | null
+}
+
+export interface AuditEntry {
+  at: string
+  actor: string
+  action: string
+  target: string | null
+  ip: string | null
+}
+
+/** One storage instance as GET /api/admin/stores reports it (fields read leniently). */
+export interface StoreInstance {
+  id: string
+  name: string
+  kind: string
+  enabled: boolean
+  quotaBytes: number | null
+  usedBytes: number
+  reservedBytes: number
+}
+
+export const admin = {
+  login: (password: string) => request<{ ok: true }>('POST', '/api/admin/login', { password }, true),
+  logout: () => request<{ ok: true }>('POST', '/api/admin/logout', undefined, true),
+  shares: (query: Record<string, string>) =>
+    request<{ items: AdminShare[]; page: number; pageSize: number; total: number }>(
+      'GET',
+      `/api/admin/shares?${new URLSearchParams(query).toString()}`,
+    ),
+  deleteShare: (code: string) => request('DELETE', '/api/admin/shares', { code }, true),
+  cleanup: () =>
+    request<{ removedFiles: number; freedBytes: number }>(
+      'POST',
+      '/api/admin/shares',
+      { action: 'cleanup' },
+      true,
+    ),
+  settings: () => request<Settings>('GET', '/api/admin/settings'),
+  saveSettings: (patch: Partial<Settings>) => request<Settings>('PUT', '/api/admin/settings', patch, true),
+  authCodes: () => request<{ items: AuthCodeRecord[] }>('GET', '/api/admin/authcodes'),
+  createAuthCode: (input: { scope: string; expiresInHours: number; note?: string }) =>
+    request<AuthCodeRecord & { code: string }>('POST', '/api/admin/authcodes', input, true),
+  revokeAuthCode: (id: string) => request<AuthCodeRecord>('DELETE', '/api/admin/authcodes', { id }, true),
+  audit: () => request<{ items: AuditEntry[] }>('GET', '/api/admin/audit?limit=100'),
+  stores: async (): Promise<StoreInstance[]> => {
+    const body = await request<unknown>('GET', '/api/admin/stores')
+    const list = Array.isArray(body)
+      ? body
+      : ((body as { items?: unknown[]; stores?: unknown[] }).items ??
+        (body as { stores?: unknown[] }).stores ??
+        [])
+    return list.map((raw) => {
+      const s = raw as Record<string, unknown>
+      const num = (...keys: string[]) => {
+        for (const k of keys) if (typeof s[k] === 'number') return s[k] as number
+        return null
+      }
+      return {
+        id: String(s.id ?? s.instance ?? s.name ?? ''),
+        name: String(s.name ?? s.id ?? s.instance ?? ''),
+        kind: String(s.kind ?? ''),
+        enabled: s.enabled !== false,
+        quotaBytes: num('quotaBytes', 'quota'),
+        usedBytes: num('usedBytes', 'used') ?? 0,
+        reservedBytes: num('reservedBytes', 'reserved') ?? 0,
+      }
+    })
+  },
+}

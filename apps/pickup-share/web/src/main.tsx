@@ -1,0 +1,84 @@
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { AdminPage } from './admin.tsx'
+import { initialLang, type Lang, LANGS, setLang, t } from './i18n.ts'
+import { PickupPage } from './pickup.tsx'
+import { SendPage } from './send.tsx'
+import './style.css'
+
+type Page = 'send' | 'pickup' | 'admin'
+
+const pageOf = (path: string): Page =>
+  path.startsWith('/pickup') ? 'pickup' : path.startsWith('/admin') ? 'admin' : 'send'
+
+const NAV: Array<{ page: Page; href: string; key: 'nav.send' | 'nav.pickup' | 'nav.admin' }> = [
+  { page: 'send', href: '/', key: 'nav.send' },
+  { page: 'pickup', href: '/pickup', key: 'nav.pickup' },
+  { page: 'admin', href: '/admin', key: 'nav.admin' },
+]
+
+function App() {
+  const [lang, setLangState] = useState<Lang>(() => {
+    const l = initialLang()
+    setLang(l, false)
+    return l
+  })
+  const page = pageOf(location.pathname)
+  const title = page === 'send' ? t('send.title') : page === 'pickup' ? t('pickup.title') : t('admin.title')
+
+  useEffect(() => {
+    document.title = `${title} · ${t('app.name')}`
+  }, [title, lang])
+
+  const changeLang = (l: Lang) => {
+    setLang(l, true)
+    setLangState(l)
+  }
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        {t('skip')}
+      </a>
+      <header class="top">
+        <a class="brand" href="/">
+          <svg aria-hidden="true" viewBox="0 0 32 32" width="28" height="28">
+            <rect width="32" height="32" rx="7" class="brand-bg" />
+            <path d="M9 17l7-8 7 8h-4.5v6h-5v-6z" fill="#fff" />
+          </svg>
+          <span>{t('app.name')}</span>
+        </a>
+        <nav aria-label={t('nav.label')}>
+          <ul>
+            {NAV.map((n) => (
+              <li key={n.page}>
+                <a href={n.href} aria-current={n.page === page ? 'page' : undefined}>
+                  {t(n.key)}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <label class="lang">
+          <span class="visually-hidden">{t('lang.label')}</span>
+          <select
+            value={lang}
+            onChange={(e) => changeLang((e.currentTarget as HTMLSelectElement).value as Lang)}
+            data-testid="lang"
+          >
+            {LANGS.map((l) => (
+              <option key={l.id} value={l.id} lang={l.id}>
+                {l.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page === 'send' ? <SendPage /> : page === 'pickup' ? <PickupPage /> : <AdminPage />}
+      </main>
+    </>
+  )
+}
+
+render(<App />, document.getElementById('app')!)

@@ -1,0 +1,189 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { ApiFailure, downloadUrl, type Manifest, siteInfo, take } from './api.ts'
+import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
+import { Alert, describeFailure } from './ui.tsx'
+
+type Problem = { kind: 'format' | 'notFound' | 'rateLimited' | 'exhausted' | 'other'; text: string }
+
+export function PickupPage() {
+  const initial = new URLSearchParams(location.search).get('code') ?? ''
+  const [codeLength, setCodeLength] = useState<number | null>(null)
+  const [code, setCode] = useState(initial.replace(/\D/g, ''))
+  const [busy, setBusy] = useState(false)
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const [share, setShare] = useState<{ manifest: Manifest; remaining: number | null } | null>(null)
+  const heading = useRef<HTMLHeadingElement>(null)
+  const codeInput = useRef<HTMLInputElement>(null)
+
+  useEffect(() => {
+    siteInfo()
+      .then((s) => setCodeLength(s.codeLength))
+      .catch(() => setCodeLength(8))
+  }, [])
+
+  useEffect(() => {
+    if (initial && codeLength) void open(initial.replace(/\D/g, ''))
+    // Opening once, for a code in the link.
+  }, [codeLength])
+
+  useEffect(() => {
+    if (share) heading.current?.focus()
+  }, [share])
+
+  const length = codeLength ?? 8
+
+  async function open(value: string) {
+    setProblem(null)
+    if (!/^\d{6,12}$/.test(value)) {
+      setProblem({ kind: 'format', text: t('pickup.badFormat', { length }) })
+      codeInput.current?.focus()
+      return
+    }
+    setBusy(true)
+    try {
+      const answer = await take(value)
+      setShare(answer)
+      history.replaceState(null, '', `/pickup?code=${value}`)
+    } catch (err) {
+      setProblem(problemOf(err))
+      codeInput.current?.focus()
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const downloaded = () => {
+    // One download is counted per click; the server has the last word, the page shows what's left.
+    if (!share || share.remaining === null) return
+    const remaining = Math.max(0, share.remaining - 1)
+    setShare({ ...share, remaining })
+    if (remaining === 0) setProblem({ kind: 'exhausted', text: t('pickup.exhausted') })
+  }
+
+  if (share) {
+    const exhausted = share.remaining === 0
+    return (
+      <section aria-labelledby="share-title">
+        <h1 id="share-title" ref={heading} tabIndex={-1}>
+          {t('pickup.title')} · <span class="mono">{share.manifest.code}</span>
+        </h1>
+        <dl class="facts card">
+          <div>
+            <dt>{t('pickup.remaining')}</dt>
+            <dd data-testid="remaining">{share.remaining ?? t('common.unlimited')}</dd>
+          </div>
+          <div>
+            <dt>{t('pickup.expires')}</dt>
+            <dd>{formatDate(share.manifest.expiresAt)}</dd>
+          </div>
+        </dl>
+        {problem && (
+          <Alert kind={problem.kind === 'exhausted' ? 'info' : 'error'} testId="pickup-problem">
+            {problem.text}
+          </Alert>
+        )}
+        <h2>{t('pickup.files')}</h2>
+        <ul class="files card" data-testid="manifest">
+          {share.manifest.files.map((f) => (
+            <li key={f.path} class="file-row">
+              <span class="file-name">{f.name}</span>
+              <span class="muted small">{formatBytes(f.size)}</span>
+              {exhausted ? (
+                <span class="muted small">{t('pickup.exhausted')}</span>
+              ) : (
+                <a
+                  class="button"
+                  href={downloadUrl(share.manifest.code, f.path)}
+                  download={f.name}
+                  aria-label={t('pickup.downloadName', { name: f.name })}
+                  onClick={downloaded}
+                  data-testid="download"
+                >
+                  {t('pickup.download')}
+                </a>
+              )}
+            </li>
+          ))}
+        </ul>
+        <p>
+          <a
+            href="/pickup"
+            onClick={(e) => {
+              e.preventDefault()
+              history.replaceState(null, '', '/pickup')
+              setShare(null)
+              setProblem(null)
+              setCode('')
+            }}
+          >
+            {t('pickup.another')}
+          </a>
+        </p>
+      </section>
+    )
+  }
+
+  return (
+    <section aria-labelledby="pickup-title">
+      <h1 id="pickup-title">{t('pickup.title')}</h1>
+      <p class="muted" id="pickup-intro">
+        {t('pickup.intro', { length })}
+      </p>
+      <form
+        class="card pickup-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault()
+          void open(code)
+        }}
+      >
+        <label for="code">{t('pickup.code')}</label>
+        <div class="code-row">
+          <input
+            ref={codeInput}
+            id="code"
+            class="code-input"
+            type="text"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            pattern="[0-9]*"
+            maxLength={12}
+            size={length}
+            style={{ '--code-len': String(length) }}
+            value={code}
+            aria-describedby={`pickup-intro${problem ? ' pickup-problem' : ''}`}
+            aria-invalid={problem ? true : undefined}
+            onInput={(e) => setCode((e.currentTarget as HTMLInputElement).value.replace(/\D/g, ''))}
+            data-testid="code-input"
+          />
+          <button type="submit" disabled={busy} data-testid="open">
+            {busy ? t('pickup.checking') : t('pickup.submit')}
+          </button>
+        </div>
+        {problem && (
+          <p
+            id="pickup-problem"
+            class={`alert error problem-${problem.kind}`}
+            role="alert"
+            data-testid="pickup-problem"
+          >
+            {problem.text}
+          </p>
+        )}
+      </form>
+    </section>
+  )
+}
+
+function problemOf(err: unknown): Problem {
+  if (err instanceof ApiFailure) {
+    if (err.code === 'share_not_found') return { kind: 'notFound', text: t('pickup.notFound') }
+    if (err.code === 'rate_limit_exceeded')
+      return {
+        kind: 'rateLimited',
+        text: t('pickup.rateLimited', { wait: formatWait(err.retryAfter ?? 60) }),
+      }
+    if (err.code === 'bad_request') return { kind: 'format', text: t('pickup.badFormat', { length: 8 }) }
+  }
+  return { kind: 'other', text: describeFailure(err) }
+}

@@ -1,0 +1,438 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import {
+  ApiFailure,
+  createShare,
+  requestUpload,
+  type SiteInfo,
+  siteInfo,
+  type StoreKind,
+  uploadWithProgress,
+} from './api.ts'
+import { formatBytes, formatDate, t } from './i18n.ts'
+import { Alert, CopyButton, describeFailure, QrCode } from './ui.tsx'
+
+interface Item {
+  id: number
+  file: File
+  sent: number
+  state: 'waiting' | 'uploading' | 'done' | 'failed'
+  error?: string
+}
+
+interface Result {
+  code: string
+  link: string
+  expiresAt: string
+  maxDownloads: number | null
+}
+
+let nextId = 1
+const PARALLEL = 3
+
+export function SendPage() {
+  const [site, setSite] = useState<SiteInfo | null>(null)
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [items, setItems] = useState<Item[]>([])
+  const [store, setStore] = useState<StoreKind>('blob')
+  const [expireDays, setExpireDays] = useState('')
+  const [maxDownloads, setMaxDownloads] = useState('')
+  const [unlimitedDownloads, setUnlimitedDownloads] = useState(false)
+  const [noSizeLimit, setNoSizeLimit] = useState(false)
+  const [authCode, setAuthCode] = useState('')
+  const [phase, setPhase] = useState<'edit' | 'uploading' | 'sharing'>('edit')
+  const [error, setError] = useState<string | null>(null)
+  const [result, setResult] = useState<Result | null>(null)
+  const [dragging, setDragging] = useState(false)
+  const input = useRef<HTMLInputElement>(null)
+  const resultHeading = useRef<HTMLHeadingElement>(null)
+
+  useEffect(() => {
+    siteInfo()
+      .then((s) => {
+        setSite(s)
+        setStore(s.stores[0] ?? 'blob')
+        setExpireDays(String(s.defaultExpireDays))
+        setMaxDownloads(String(s.defaultMaxDownloads))
+      })
+      .catch((err) => setLoadError(describeFailure(err)))
+  }, [])
+
+  useEffect(() => {
+    if (result) resultHeading.current?.focus()
+  }, [result])
+
+  if (loadError) return <Alert kind="error">{loadError}</Alert>
+  if (!site) return <p aria-busy="true">{t('common.loading')}</p>
+
+  const addFiles = (list: FileList | null) => {
+    if (!list?.length) return
+    const added = [...list].map((file) => ({ id: nextId++, file, sent: 0, state: 'waiting' as const }))
+    setItems((old) => [...old, ...added])
+    setError(null)
+  }
+  const update = (id: number, patch: Partial<Item>) =>
+    setItems((old) => old.map((it) => (it.id === id ? { ...it, ...patch } : it)))
+
+  const busy = phase !== 'edit'
+  const unlimited = unlimitedDownloads || noSizeLimit
+  const totalSize = items.reduce((sum, it) => sum + it.file.size, 0)
+  const expireNum = Number(expireDays)
+  const downloadsNum = Number(maxDownloads)
+  const expireInvalid = !Number.isInteger(expireNum) || expireNum < 1 || expireNum > site.maxExpireDays
+  const downloadsInvalid =
+    !unlimitedDownloads &&
+    (!Number.isInteger(downloadsNum) || downloadsNum < 1 || downloadsNum > site.maxDownloadsCap)
+
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    setError(null)
+    if (!items.length) return setError(t('send.needFiles'))
+    if (expireInvalid || downloadsInvalid) return
+    if (unlimited && !authCode.trim()) return setError(t('send.needAuthCode'))
+    const tooLarge = !noSizeLimit && items.find((it) => it.file.size > site.maxFileSizeBytes)
+    if (tooLarge)
+      return setError(
+        t('send.tooLarge', { name: tooLarge.file.name, max: formatBytes(site.maxFileSizeBytes) }),
+      )
+
+    setPhase('uploading')
+    const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
+    type Uploaded = { name: string; size: number; type: string; pathname: string; store: StoreKind }
+    const uploaded = new Map<number, Uploaded>()
+    // Every attempt uploads every file again: a permission's file can join one share only.
+    const queue = [...items]
+    let failed = false
+    const worker = async () => {
+      for (let it = queue.shift(); it && !failed; it = queue.shift()) {
+        const type = it.file.type || 'application/octet-stream'
+        try {
+          update(it.id, { state: 'uploading', sent: 0, error: undefined })
+          const grant = await requestUpload({ store, name: it.file.name, size: it.file.size, type, ...extra })
+          const id = it.id
+          await uploadWithProgress(grant, it.file, (sent) => update(id, { sent }))
+          update(it.id, { state: 'done', sent: it.file.size })
+          uploaded.set(it.id, {
+            name: it.file.name,
+            size: it.file.size,
+            type,
+            pathname: grant.pathname,
+            store: grant.store,
+          })
+        } catch (err) {
+          failed = true
+          const message = uploadMessage(err, it.file.name, site)
+          update(it.id, { state: 'failed', error: message })
+          setError(message)
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
+    if (failed) {
+      setPhase('edit')
+      setItems((old) => old.map((it) => (it.state === 'done' ? it : { ...it, state: 'waiting', sent: 0 })))
+      return
+    }
+    setPhase('sharing')
+    try {
+      const { code } = await createShare({
+        files: items.map((it) => uploaded.get(it.id)!),
+        expireDays: expireNum,
+        maxDownloads: unlimitedDownloads ? null : downloadsNum,
+        ...(unlimited ? { authCode: authCode.trim() } : {}),
+        ...(noSizeLimit ? { limitSize: true } : {}),
+      })
+      const link = `${location.origin}/pickup?code=${code}`
+      setResult({
+        code,
+        link,
+        expiresAt: new Date(Date.now() + expireNum * 86_400_000).toISOString(),
+        maxDownloads: unlimitedDownloads ? null : downloadsNum,
+      })
+    } catch (err) {
+      setError(shareMessage(err))
+      // Uploaded files cannot join another share; start again from the file list.
+      setItems((old) => old.map((it) => ({ ...it, state: 'waiting', sent: 0 })))
+    } finally {
+      setPhase('edit')
+    }
+  }
+
+  const reset = () => {
+    setItems([])
+    setResult(null)
+    setAuthCode('')
+  }
+
+  if (result)
+    return (
+      <section class="card result" aria-labelledby="result-title">
+        <h1 id="result-title" ref={resultHeading} tabIndex={-1}>
+          {t('send.resultTitle')}
+        </h1>
+        <div class="result-grid">
+          <div>
+            <p class="label" id="code-label">
+              {t('send.resultCode')}
+            </p>
+            <p class="big-code" data-testid="pickup-code">
+              {result.code}
+            </p>
+            <CopyButton text={result.code} label={t('send.copyCode')} testId="copy-code" />
+            <p class="label" id="link-label">
+              {t('send.resultLink')}
+            </p>
+            <p class="link">
+              <a href={result.link} data-testid="pickup-link">
+                {result.link}
+              </a>
+            </p>
+            <CopyButton text={result.link} label={t('send.copyLink')} />
+            <p class="muted">
+              {t('send.resultInfo', {
+                expires: formatDate(result.expiresAt),
+                downloads: result.maxDownloads ?? t('common.unlimited'),
+              })}
+            </p>
+          </div>
+          <QrCode text={result.link} label={t('send.qr')} />
+        </div>
+        <button type="button" onClick={reset}>
+          {t('send.again')}
+        </button>
+      </section>
+    )
+
+  return (
+    <section aria-labelledby="send-title">
+      <h1 id="send-title">{t('send.title')}</h1>
+      <p class="muted">{t('send.intro')}</p>
+      <form class="card" onSubmit={submit} noValidate>
+        <fieldset disabled={busy}>
+          <legend class="visually-hidden">{t('send.files')}</legend>
+          <div
+            class={`drop${dragging ? ' dragging' : ''}`}
+            onDragOver={(e) => {
+              e.preventDefault()
+              setDragging(true)
+            }}
+            onDragLeave={() => setDragging(false)}
+            onDrop={(e) => {
+              e.preventDefault()
+              setDragging(false)
+              addFiles(e.dataTransfer?.files ?? null)
+            }}
+          >
+            <p>
+              {t('send.drop')}{' '}
+              <label class="file-label">
+                {t('send.choose')}
+                <input
+                  ref={input}
+                  type="file"
+                  multiple
+                  class="file-input"
+                  data-testid="file-input"
+                  onChange={(e) => {
+                    const el = e.currentTarget as HTMLInputElement
+                    addFiles(el.files)
+                    el.value = ''
+                  }}
+                />
+              </label>
+            </p>
+            <p class="muted small">{t('send.maxSize', { max: formatBytes(site.maxFileSizeBytes) })}</p>
+          </div>
+          {items.length ? (
+            <>
+              <p class="muted small" aria-live="polite">
+                {t('send.chosen', { count: items.length, size: formatBytes(totalSize) })}
+              </p>
+              <ul class="files sending" data-testid="file-list">
+                {items.map((it) => (
+                  <li key={it.id}>
+                    <div class="file-row">
+                      <span class="file-name">{it.file.name}</span>
+                      <span class="muted small">{formatBytes(it.file.size)}</span>
+                      <span class={`state ${it.state}`}>
+                        {it.state === 'uploading'
+                          ? `${Math.floor((100 * it.sent) / Math.max(1, it.file.size))}%`
+                          : it.state === 'done'
+                            ? t('send.done')
+                            : it.state === 'failed'
+                              ? t('send.failed')
+                              : t('send.waiting')}
+                      </span>
+                      {!busy && (
+                        <button
+                          type="button"
+                          class="icon"
+                          aria-label={t('send.remove', { name: it.file.name })}
+                          onClick={() => setItems((old) => old.filter((x) => x.id !== it.id))}
+                        >
+                          ×
+                        </button>
+                      )}
+                    </div>
+                    <progress
+                      max={Math.max(1, it.file.size)}
+                      value={it.state === 'done' ? Math.max(1, it.file.size) : it.sent}
+                      aria-label={t('send.progress', { name: it.file.name })}
+                      data-testid="progress"
+                    />
+                    {it.error && <p class="field-error">{it.error}</p>}
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : (
+            <p class="muted small">{t('send.none')}</p>
+          )}
+        </fieldset>
+
+        <fieldset disabled={busy} class="grid">
+          <legend class="visually-hidden">{t('send.submit')}</legend>
+          {site.stores.length > 1 && (
+            <div class="field">
+              <label for="store">{t('send.store')}</label>
+              <select
+                id="store"
+                value={store}
+                onChange={(e) => setStore((e.currentTarget as HTMLSelectElement).value as StoreKind)}
+              >
+                {site.stores.map((s) => (
+                  <option key={s} value={s}>
+                    {t(`store.${s}`)}
+                  </option>
+                ))}
+              </select>
+            </div>
+          )}
+          <NumberField
+            id="expire-days"
+            label={t('send.expireDays')}
+            hint={t('send.expireHint', { max: site.maxExpireDays })}
+            value={expireDays}
+            onInput={setExpireDays}
+            min={1}
+            max={site.maxExpireDays}
+            invalid={expireInvalid}
+          />
+          <NumberField
+            id="max-downloads"
+            label={t('send.maxDownloads')}
+            hint={t('send.maxDownloadsHint', { max: site.maxDownloadsCap })}
+            value={unlimitedDownloads ? '' : maxDownloads}
+            onInput={setMaxDownloads}
+            min={1}
+            max={site.maxDownloadsCap}
+            invalid={downloadsInvalid}
+            disabled={unlimitedDownloads}
+          />
+        </fieldset>
+
+        {site.unlimitedEnabled && (
+          <fieldset disabled={busy} class="unlimited">
+            <legend>{t('send.unlimited')}</legend>
+            <p class="muted small">{t('send.unlimitedHint')}</p>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={unlimitedDownloads}
+                onChange={(e) => setUnlimitedDownloads((e.currentTarget as HTMLInputElement).checked)}
+                data-testid="unlimited-downloads"
+              />
+              {t('send.unlimitedDownloads')}
+            </label>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={noSizeLimit}
+                onChange={(e) => setNoSizeLimit((e.currentTarget as HTMLInputElement).checked)}
+              />
+              {t('send.noSizeLimit')}
+            </label>
+            {unlimited && (
+              <div class="field">
+                <label for="auth-code">{t('send.authCode')}</label>
+                <input
+                  id="auth-code"
+                  type="text"
+                  autoComplete="off"
+                  spellcheck={false}
+                  value={authCode}
+                  onInput={(e) => setAuthCode((e.currentTarget as HTMLInputElement).value)}
+                />
+              </div>
+            )}
+          </fieldset>
+        )}
+
+        {error && (
+          <Alert kind="error" testId="send-error">
+            {error}
+          </Alert>
+        )}
+        <div class="actions">
+          <button type="submit" disabled={busy} data-testid="send-submit">
+            {phase === 'uploading'
+              ? t('send.uploading')
+              : phase === 'sharing'
+                ? t('send.sharing')
+                : t('send.submit')}
+          </button>
+        </div>
+      </form>
+    </section>
+  )
+}
+
+function NumberField(props: {
+  id: string
+  label: string
+  hint: string
+  value: string
+  onInput: (v: string) => void
+  min: number
+  max: number
+  invalid: boolean
+  disabled?: boolean
+}) {
+  const showError = props.invalid && !props.disabled
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="number"
+        inputMode="numeric"
+        min={props.min}
+        max={props.max}
+        step={1}
+        value={props.value}
+        placeholder={props.disabled ? t('common.unlimited') : undefined}
+        disabled={props.disabled}
+        aria-invalid={showError}
+        aria-describedby={`${props.id}-hint${showError ? ` ${props.id}-error` : ''}`}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)}
+      />
+      <span id={`${props.id}-hint`} class="muted small">
+        {props.hint}
+      </span>
+      {showError && (
+        <span id={`${props.id}-error`} class="field-error">
+          {t('send.rangeError', { min: props.min, max: props.max })}
+        </span>
+      )}
+    </div>
+  )
+}
+
+function uploadMessage(err: unknown, name: string, site: SiteInfo): string {
+  if (err instanceof ApiFailure && err.code === 'file_too_large')
+    return t('send.tooLarge', { name, max: formatBytes(site.maxFileSizeBytes) })
+  return `${name}: ${describeFailure(err)}`
+}
+
+function shareMessage(err: unknown): string {
+  return describeFailure(err)
+}
