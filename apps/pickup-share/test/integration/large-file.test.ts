@@ -31,9 +31,11 @@ const retained = () => {
 async function peakGrowth<T>(fn: () => Promise<T>): Promise<{ result: T; growth: number }> {
   const start = retained()
   let growth = 0
+  // Every 250 ms: each sample is a full collection, and sampling faster starves the transfer
+  // itself on a loaded machine (CI runs the browser suite beside this one).
   const timer = setInterval(() => {
     growth = Math.max(growth, retained() - start)
-  }, 100)
+  }, 250)
   try {
     return { result: await fn(), growth }
   } finally {
@@ -108,5 +110,5 @@ describe('a 200 MB file', () => {
     // Generous bounds: buffering the file would grow memory by at least its 200 MB.
     expect(upload.growth).toBeLessThan(64 * MB)
     expect(download.growth).toBeLessThan(64 * MB)
-  }, 120_000)
+  }, 300_000)
 })
