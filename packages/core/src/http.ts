@@ -37,6 +37,8 @@ export interface HttpApp {
 export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => void): HttpApp {
   const app = express()
   app.disable('x-powered-by')
+  // No automatic ETag (a SHA-1 of every body): API answers are dynamic or set their own validators.
+  app.set('etag', false)
   app.set('trust proxy', options.trustProxy)
   app.set('json spaces', 0)
 

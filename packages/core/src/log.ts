@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import type { RequestHandler } from 'express'
 import pino, { type DestinationStream, type Logger } from 'pino'
-import { pinoHttp } from 'pino-http'
 
 export type { Logger } from 'pino'
 
@@ -50,51 +49,77 @@ export function requestIdFor(req: IncomingMessage): string {
 }
 
 /**
- * pino-http with our request id: `req.id` and `req.log` (a child logger carrying `req_id`) on
- * every request, `X-Request-Id` on every response, and the client address as express resolved it
- * (`req.ip`, after `trust proxy`) on the completion line.
+ * Request logging: `req.id` and `req.log` (a child logger carrying `req_id` and `ip`) on every
+ * request, `X-Request-Id` on every response, and one completion line per request with the
+ * method, url, selected headers (credentials redacted), status and response time. `ip` is the
+ * client address as express resolved it (`req.ip`, after `trust proxy`).
+ *
+ * Written by hand rather than with pino-http: that wraps every request in serializers and a child
+ * logger even when nothing is logged, which cost a service about a third of its throughput. Here
+ * the child logger is made only when something logs, and the completion line only when its level
+ * is enabled.
  */
 export function httpLogger(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const id = requestIdFor(req)
-      res.setHeader('X-Request-Id', id)
-      return id
-    },
-    customAttributeKeys: { reqId: 'req_id' },
-    // pino-http only writes `customAttributeKeys.reqId` with quietReqLogger; otherwise the id rides
-    // in `req.id`, which the req serializer below drops. Bind it here so every line has `req_id`.
-    customProps: (req) => ({
-      req_id: (req as IncomingMessage & { id?: unknown }).id,
-      // req.ip reads the socket's address; a socket already torn down (client aborted mid-upload)
-      // has none and the getter throws, which must not crash the process from a log line.
-      ip: (() => {
-        try {
-          return (req as IncomingMessage & { ip?: string }).ip
-        } catch {
-          return undefined
-        }
-      })(),
-    }),
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    serializers: {
-      // Only what helps to read a request back; credentials appear as "[redacted]" when sent.
-      req: (req: { method: string; url: string; headers: Record<string, unknown> }) => ({
-        method: req.method,
-        url: req.url,
-        headers: pick(req.headers, [
-          'host',
-          'user-agent',
-          'authorization',
-          'x-api-key',
-          'x-api-secret',
-          'cookie',
-        ]),
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  }) as unknown as RequestHandler
+  return (req, res, next) => {
+    const id = requestIdFor(req)
+    res.setHeader('X-Request-Id', id)
+    req.id = id
+    let child: Logger | undefined
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      enumerable: false,
+      get: () => (child ??= logger.child({ req_id: id, ip: clientIp(req) })),
+    })
+    const started = performance.now()
+    const done = (): void => {
+      const status = res.statusCode
+      const aborted = !res.writableFinished
+      const level = status >= 500 ? 'error' : aborted ? 'warn' : 'info'
+      if (!logger.isLevelEnabled(level)) return
+      req.log[level](
+        {
+          req: {
+            method: req.method,
+            url: req.originalUrl,
+            headers: pick(req.headers, [
+              'host',
+              'user-agent',
+              'authorization',
+              'x-api-key',
+              'x-api-secret',
+              'cookie',
+            ]),
+          },
+          res: { statusCode: status },
+          responseTime: Math.round(performance.now() - started),
+        },
+        aborted ? 'request aborted' : 'request completed',
+      )
+    }
+    res.once('close', done)
+    next()
+  }
+}
+
+/**
+ * `req.ip` reads the socket's address; a socket already torn down (a client that aborted
+ * mid-upload) has none and the getter throws, which must never crash the process from a log line.
+ */
+function clientIp(req: { ip?: string | undefined }): string | undefined {
+  try {
+    return req.ip
+  } catch {
+    return undefined
+  }
+}
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The request id (X-Request-Id), set by httpLogger. */
+    id: string
+    /** A logger whose lines carry this request's `req_id` and `ip`. */
+    log: Logger
+  }
 }
 
 function pick(headers: Record<string, unknown>, names: string[]): Record<string, unknown> {
