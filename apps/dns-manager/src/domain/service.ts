@@ -65,17 +65,8 @@ export interface SubdomainView {
   never_expires: boolean
 }
 
-export interface RecordView {
+export interface RecordView extends RecordFields {
   id: number
-  name: string
-  type: string
-  content: string
-  ttl: number
-  priority: number | null
-  weight: number | null
-  port: number | null
-  flag: number | null
-  tag: string | null
   created_at: string
   updated_at: string
 }

@@ -1,3 +1,4 @@
+import type { RecordValues } from '../domain/records.ts'
 import { quoteIdent } from '@quartet/core/db'
 import type { Db } from './db.ts'
 import { Prisma } from '../generated/prisma/client.ts'
@@ -45,17 +46,8 @@ export interface SubdomainRow {
   updatedAt: Date
 }
 export type RecordState = 'active' | 'pending_create' | 'pending_update' | 'pending_delete'
-export interface RecordFields {
-  name: string
-  type: string
-  content: string
-  ttl: number
-  priority: number | null
-  weight: number | null
-  port: number | null
-  flag: number | null
-  tag: string | null
-}
+/** A record's values as stored: the domain's validated values, with the type as the column holds it. */
+export type RecordFields = Omit<RecordValues, 'type'> & { type: string }
 export interface RecordRow extends RecordFields {
   id: number
   subdomainId: number

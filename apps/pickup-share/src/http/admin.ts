@@ -114,7 +114,8 @@ const createCodeSchemas = { body: ZCreateAuthCode }
 const revokeSchemas = { body: ZRevokeAuthCode }
 const auditSchemas = { query: ZAuditQuery }
 
-const admin = (op: Omit<OperationDoc, 'tags' | 'security'>): OperationDoc => ({
+/** An admin operation's document: the session it needs and the two answers every admin route can give. */
+export const adminOperation = (op: Omit<OperationDoc, 'tags' | 'security'>): OperationDoc => ({
   ...op,
   tags: ['admin'],
   security: ['adminSession'],
@@ -140,14 +141,14 @@ export const adminOperations: OperationDoc[] = [
       429: { description: 'too many attempts' },
     },
   },
-  admin({
+  adminOperation({
     method: 'post',
     path: '/api/admin/logout',
     operationId: 'adminLogout',
     summary: 'End the session',
     responses: { 200: { description: 'logged out' } },
   }),
-  admin({
+  adminOperation({
     method: 'get',
     path: '/api/admin/shares',
     operationId: 'listShares',
@@ -155,7 +156,7 @@ export const adminOperations: OperationDoc[] = [
     request: listSchemas,
     responses: { 200: { description: 'a page of shares' } },
   }),
-  admin({
+  adminOperation({
     method: 'delete',
     path: '/api/admin/shares',
     operationId: 'deleteShare',
@@ -163,7 +164,7 @@ export const adminOperations: OperationDoc[] = [
     request: deleteSchemas,
     responses: { 200: { description: 'deleted' }, 404: { description: 'no such share' } },
   }),
-  admin({
+  adminOperation({
     method: 'post',
     path: '/api/admin/shares',
     operationId: 'cleanupOrphans',
@@ -176,14 +177,14 @@ export const adminOperations: OperationDoc[] = [
       },
     },
   }),
-  admin({
+  adminOperation({
     method: 'get',
     path: '/api/admin/settings',
     operationId: 'getSettings',
     summary: 'Site settings',
     responses: { 200: { description: 'settings', schema: ZSettings } },
   }),
-  admin({
+  adminOperation({
     method: 'put',
     path: '/api/admin/settings',
     operationId: 'putSettings',
@@ -194,14 +195,14 @@ export const adminOperations: OperationDoc[] = [
       400: { description: 'invalid; nothing changed' },
     },
   }),
-  admin({
+  adminOperation({
     method: 'get',
     path: '/api/admin/authcodes',
     operationId: 'listAuthCodes',
     summary: 'Authorization code issuance log',
     responses: { 200: { description: 'records' } },
   }),
-  admin({
+  adminOperation({
     method: 'post',
     path: '/api/admin/authcodes',
     operationId: 'createAuthCode',
@@ -209,7 +210,7 @@ export const adminOperations: OperationDoc[] = [
     request: createCodeSchemas,
     responses: { 201: { description: 'the code' } },
   }),
-  admin({
+  adminOperation({
     method: 'delete',
     path: '/api/admin/authcodes',
     operationId: 'revokeAuthCode',
@@ -221,7 +222,7 @@ export const adminOperations: OperationDoc[] = [
       409: { description: 'already used or revoked' },
     },
   }),
-  admin({
+  adminOperation({
     method: 'get',
     path: '/api/admin/audit',
     operationId: 'auditLog',

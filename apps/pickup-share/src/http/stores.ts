@@ -1,3 +1,4 @@
+import { adminOperation } from './admin.ts'
 import type { Express, Request, Response } from 'express'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
@@ -45,26 +46,15 @@ export const ZStoreView = z.object({
 const upsertSchemas = { body: ZUpsertStore }
 const deleteSchemas = { body: ZDeleteStore }
 
-const admin = (op: Omit<OperationDoc, 'tags' | 'security'>): OperationDoc => ({
-  ...op,
-  tags: ['admin'],
-  security: ['adminSession'],
-  responses: {
-    ...op.responses,
-    401: { description: 'no valid session' },
-    403: { description: 'CSRF check failed' },
-  },
-})
-
 export const storeOperations: OperationDoc[] = [
-  admin({
+  adminOperation({
     method: 'get',
     path: '/api/admin/stores',
     operationId: 'listStores',
     summary: 'Storage instances with quota, used and reserved bytes (credentials never returned)',
     responses: { 200: { description: 'instances', schema: z.object({ items: z.array(ZStoreView) }) } },
   }),
-  admin({
+  adminOperation({
     method: 'post',
     path: '/api/admin/stores',
     operationId: 'upsertStore',
@@ -77,7 +67,7 @@ export const storeOperations: OperationDoc[] = [
       409: { description: 'settings of a built-in instance' },
     },
   }),
-  admin({
+  adminOperation({
     method: 'delete',
     path: '/api/admin/stores',
     operationId: 'deleteStore',
