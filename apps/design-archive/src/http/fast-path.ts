@@ -18,10 +18,10 @@ const ROUTE = `${BASE_PATH}/:document`
 
 type Labels = { method: string; route: string; status: string }
 interface LabeledCounter {
-  inc(labels: Labels): void
+  labels(labels: Labels): { inc(): void }
 }
 interface LabeledHistogram {
-  observe(labels: Labels, value: number): void
+  labels(labels: Labels): { observe(value: number): void }
 }
 
 /**
@@ -41,6 +41,20 @@ export function installDocumentFastPath(
     'http_request_duration_seconds',
   ) as unknown as LabeledHistogram
   const prefix = `${BASE_PATH}/`
+  // The labelled series are looked up once per (method, status), not hashed on every request.
+  const series = new Map<string, { inc(): void; observe(value: number): void }>()
+  const seriesFor = (method: string, status: number) => {
+    const key = `${method} ${status}`
+    let found = series.get(key)
+    if (!found) {
+      const labels = { method, route: ROUTE, status: String(status) }
+      const counter = requests.labels(labels)
+      const histogram = duration.labels(labels)
+      found = { inc: () => counter.inc(), observe: (v: number) => histogram.observe(v) }
+      series.set(key, found)
+    }
+    return found
+  }
 
   const serveFast = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url
@@ -82,9 +96,9 @@ export function installDocumentFastPath(
       }
       res.end(body)
     }
-    const labels = { method, route: ROUTE, status: String(res.statusCode) }
-    requests.inc(labels)
-    duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9)
+    const measured = seriesFor(method, res.statusCode)
+    measured.inc()
+    measured.observe(Number(process.hrtime.bigint() - started) / 1e9)
     return true
   }
 
