@@ -59,14 +59,31 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     registers: [metrics],
   })
 
+  // Labelled series looked up once per (method, route template, status) rather than hashing a
+  // label object on every request; route templates keep the set small.
+  const series = new Map<
+    string,
+    { requests: { inc(): void }; duration: { observe(seconds: number): void } }
+  >()
+  const seriesFor = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`
+    let found = series.get(key)
+    if (!found) {
+      const labels = { method, route, status: String(status) }
+      found = { requests: requests.labels(labels), duration: duration.labels(labels) }
+      series.set(key, found)
+    }
+    return found
+  }
+
   app.use(httpLogger(options.logger))
   app.use((req, res, next) => {
-    const end = duration.startTimer()
+    const started = performance.now()
     rememberRouteTemplate(req)
     res.on('finish', () => {
-      const labels = { method: req.method, route: routeTemplate(req), status: String(res.statusCode) }
-      requests.inc(labels)
-      end(labels)
+      const measured = seriesFor(req.method, routeTemplate(req), res.statusCode)
+      measured.requests.inc()
+      measured.duration.observe((performance.now() - started) / 1000)
     })
     next()
   })
