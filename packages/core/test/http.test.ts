@@ -41,7 +41,7 @@ function buildApp(overrides: Partial<HttpAppOptions> = {}) {
   return { app, metrics, lines: captured.lines }
 }
 
-/** pino-http writes its completion line on the response's `finish`; give it a tick to land. */
+/** The request logger writes its completion line when the response closes; give it a tick to land. */
 async function completionLine(lines: Array<Record<string, unknown>>, reqId: string) {
   for (let i = 0; i < 50; i++) {
     const line = lines.find(
