@@ -32,9 +32,8 @@ export interface KeyDeps {
   policy: KeyPolicy
 }
 
-/** The record of GET /api/v1/key (seed part B), wire names. */
-export interface KeyRecord {
-  label: string
+/** Limit and spend of a key, wire names: shared by the key record and the management API. */
+export interface SpendFields {
   limit: number | null
   limit_remaining: number | null
   limit_reset: LimitReset | null
@@ -47,6 +46,11 @@ export interface KeyRecord {
   byok_usage_daily: number
   byok_usage_weekly: number
   byok_usage_monthly: number
+}
+
+/** The record of GET /api/v1/key (seed part B), wire names. */
+export interface KeyRecord extends SpendFields {
+  label: string
   is_free_tier: boolean
   is_management_key: boolean
   is_provisioning_key: boolean
@@ -60,23 +64,11 @@ export interface KeyRecord {
 }
 
 /** One item of the management API (`GET /api/v1/keys`, …). */
-export interface ManagedKey {
+export interface ManagedKey extends SpendFields {
   hash: string
   name: string
   label: string
   disabled: boolean
-  limit: number | null
-  limit_remaining: number | null
-  limit_reset: LimitReset | null
-  include_byok_in_limit: boolean
-  usage: number
-  usage_daily: number
-  usage_weekly: number
-  usage_monthly: number
-  byok_usage: number
-  byok_usage_daily: number
-  byok_usage_weekly: number
-  byok_usage_monthly: number
   is_management_key: boolean
   is_free_tier: boolean
   allowed_data_regions: DataRegion[]

@@ -4,24 +4,13 @@ import { z } from 'zod'
 import { describeKey } from '../domain/keys.ts'
 import { bearerKey, noStore, tokenOf } from './auth.ts'
 import type { RouteDeps } from './deps.ts'
-import { ZDataRegions, ZError, ZLimitReset } from './schemas.ts'
+import { spendShape, ZDataRegions, ZError } from './schemas.ts'
 
 /** The key record of seed part B, field for field. Amounts are USD. */
 export const ZKeyRecord = z
   .object({
     label: z.string().describe('masked key: leading and trailing characters with ...'),
-    limit: z.number().nullable().describe('spending limit in USD; null when unlimited'),
-    limit_remaining: z.number().nullable(),
-    limit_reset: ZLimitReset.nullable(),
-    include_byok_in_limit: z.boolean(),
-    usage: z.number(),
-    usage_daily: z.number(),
-    usage_weekly: z.number(),
-    usage_monthly: z.number(),
-    byok_usage: z.number(),
-    byok_usage_daily: z.number(),
-    byok_usage_weekly: z.number(),
-    byok_usage_monthly: z.number(),
+    ...spendShape,
     is_free_tier: z.boolean(),
     is_management_key: z.boolean(),
     is_provisioning_key: z.boolean(),

@@ -7,7 +7,7 @@ import { usdToMicros } from '../domain/money.ts'
 import type { KeyPatch } from '../domain/ports.ts'
 import { callerOf, managementKey, noStore } from './auth.ts'
 import type { RouteDeps } from './deps.ts'
-import { ZDataRegions, ZError, ZKeyHash, ZLimitReset, ZUsd, ZUtcTimestamp } from './schemas.ts'
+import { spendShape, ZDataRegions, ZError, ZKeyHash, ZLimitReset, ZUsd, ZUtcTimestamp } from './schemas.ts'
 
 // --- contract -----------------------------------------------------------------------------------
 
@@ -17,18 +17,7 @@ export const ZManagedKey = z
     name: z.string(),
     label: z.string(),
     disabled: z.boolean(),
-    limit: z.number().nullable(),
-    limit_remaining: z.number().nullable(),
-    limit_reset: ZLimitReset.nullable(),
-    include_byok_in_limit: z.boolean(),
-    usage: z.number(),
-    usage_daily: z.number(),
-    usage_weekly: z.number(),
-    usage_monthly: z.number(),
-    byok_usage: z.number(),
-    byok_usage_daily: z.number(),
-    byok_usage_weekly: z.number(),
-    byok_usage_monthly: z.number(),
+    ...spendShape,
     is_management_key: z.boolean(),
     is_free_tier: z.boolean(),
     allowed_data_regions: ZDataRegions,

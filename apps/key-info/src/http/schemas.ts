@@ -23,3 +23,19 @@ export const ZKeyHash = z
   .regex(/^[0-9a-f]{64}$/, 'must be the key hash: 64 lowercase hex characters')
 
 export const ZError = z.object({ error: z.object({ code: z.number().int(), message: z.string() }) })
+
+/** Limit and spend fields of a key (the domain's SpendFields), shared by the key record and the management API. */
+export const spendShape = {
+  limit: z.number().nullable().describe('spending limit in USD; null when unlimited'),
+  limit_remaining: z.number().nullable(),
+  limit_reset: ZLimitReset.nullable(),
+  include_byok_in_limit: z.boolean(),
+  usage: z.number(),
+  usage_daily: z.number(),
+  usage_weekly: z.number(),
+  usage_monthly: z.number(),
+  byok_usage: z.number(),
+  byok_usage_daily: z.number(),
+  byok_usage_weekly: z.number(),
+  byok_usage_monthly: z.number(),
+}
