@@ -231,6 +231,28 @@ export interface ErrorMiddlewareOptions {
   style: EnvelopeStyle
 }
 
+interface RequestLog {
+  error: (o: object, m: string) => void
+  warn: (o: object, m: string) => void
+}
+
+/**
+ * Any thrown value as the answer the client gets: the ApiError (an express or body-parser error
+ * mapped to its code, anything else a 500) and its envelope. Logs it on the request's logger:
+ * 5xx at error with the cause, other rejections but 404 at warn.
+ */
+export function errorAnswer(
+  style: EnvelopeStyle,
+  err: unknown,
+  req: { id?: unknown; log?: RequestLog },
+): { error: ApiError; body: unknown } {
+  const error = err instanceof ApiError ? err : (fromExpressError(err) ?? toApiError(err))
+  if (error.status >= 500) req.log?.error({ err }, 'request failed')
+  else if (error.status !== 404) req.log?.warn({ code: error.code, msg: error.message }, 'request rejected')
+  const requestId = typeof req.id === 'string' ? req.id : undefined
+  return { error, body: renderEnvelope(style, error, requestId) }
+}
+
 /** The last middleware of every app: one error shape for everything, 5xx messages hidden. */
 export function errorMiddleware(options: ErrorMiddlewareOptions): ErrorRequestHandler {
   return (err, req, res, next) => {
@@ -238,16 +260,9 @@ export function errorMiddleware(options: ErrorMiddlewareOptions): ErrorRequestHa
       next(err)
       return
     }
-    const apiError = err instanceof ApiError ? err : (fromExpressError(err) ?? toApiError(err))
-    const log = (
-      req as { log?: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void } }
-    ).log
-    if (apiError.status >= 500) log?.error({ err }, 'request failed')
-    else if (apiError.status !== 404)
-      log?.warn({ code: apiError.code, msg: apiError.message }, 'request rejected')
-    const requestId = typeof req.id === 'string' ? req.id : undefined
-    if (apiError.headers) res.set(apiError.headers)
-    res.status(apiError.status).json(renderEnvelope(options.style, apiError, requestId))
+    const { error, body } = errorAnswer(options.style, err, req as { id?: unknown; log?: RequestLog })
+    if (error.headers) res.set(error.headers)
+    res.status(error.status).json(body)
   }
 }
 

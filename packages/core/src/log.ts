@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { RequestHandler } from 'express'
 import pino, { type DestinationStream, type Logger } from 'pino'
 
@@ -61,53 +61,68 @@ export function requestIdFor(req: IncomingMessage): string {
  */
 export function httpLogger(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const id = requestIdFor(req)
-    res.setHeader('X-Request-Id', id)
-    req.id = id
-    let child: Logger | undefined
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      enumerable: false,
-      get: () => (child ??= logger.child({ req_id: id, ip: clientIp(req) })),
-    })
-    const started = performance.now()
-    const done = (): void => {
-      const status = res.statusCode
-      const aborted = !res.writableFinished
-      const level = status >= 500 ? 'error' : aborted ? 'warn' : 'info'
-      if (!logger.isLevelEnabled(level)) return
-      req.log[level](
-        {
-          req: {
-            method: req.method,
-            url: req.originalUrl,
-            headers: pick(req.headers, [
-              'host',
-              'user-agent',
-              'authorization',
-              'x-api-key',
-              'x-api-secret',
-              'cookie',
-            ]),
-          },
-          res: { statusCode: status },
-          responseTime: Math.round(performance.now() - started),
-        },
-        aborted ? 'request aborted' : 'request completed',
-      )
-    }
-    res.once('close', done)
+    trackRequest(logger, req, res, () => req.ip)
     next()
   }
+}
+
+/**
+ * What httpLogger does for one request, for a handler that runs before express (a hot route):
+ * `X-Request-Id`, `req.id`, the lazy `req.log`, and the completion line when the response closes.
+ * `ipOf` resolves the client address (express's `req.ip`, or the same `trust proxy` rule applied
+ * to a bare request).
+ */
+export function trackRequest(
+  logger: Logger,
+  req: IncomingMessage & { originalUrl?: string },
+  res: ServerResponse,
+  ipOf: () => string | undefined,
+): void {
+  const id = requestIdFor(req)
+  res.setHeader('X-Request-Id', id)
+  req.id = id
+  let child: Logger | undefined
+  Object.defineProperty(req, 'log', {
+    configurable: true,
+    enumerable: false,
+    get: () => (child ??= logger.child({ req_id: id, ip: clientIp(ipOf) })),
+  })
+  const started = performance.now()
+  const done = (): void => {
+    const status = res.statusCode
+    const aborted = !res.writableFinished
+    const level = status >= 500 ? 'error' : aborted ? 'warn' : 'info'
+    if (!logger.isLevelEnabled(level)) return
+    req.log[level](
+      {
+        req: {
+          method: req.method,
+          url: req.originalUrl ?? req.url,
+          headers: pick(req.headers, [
+            'host',
+            'user-agent',
+            'authorization',
+            'x-api-key',
+            'x-api-secret',
+            'cookie',
+          ]),
+        },
+        res: { statusCode: status },
+        responseTime: Math.round(performance.now() - started),
+      },
+      aborted ? 'request aborted' : 'request completed',
+    )
+  }
+  res.once('close', done)
 }
 
 /**
  * `req.ip` reads the socket's address; a socket already torn down (a client that aborted
  * mid-upload) has none and the getter throws, which must never crash the process from a log line.
  */
-function clientIp(req: { ip?: string | undefined }): string | undefined {
+function clientIp(ipOf: () => string | undefined): string | undefined {
   try {
-    return req.ip
+    return ipOf()
   } catch {
     return undefined
   }

@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Response } from 'express'
+import type { ServerResponse } from 'node:http'
+import type { Request, RequestHandler } from 'express'
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { ApiError } from './errors.ts'
@@ -99,7 +100,7 @@ function decision(allowed: boolean, limit: number, res: RateLimiterRes): RateLim
  * Sets the IETF draft headers (`RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` in
  * seconds) on every answer, and `Retry-After` on a refusal.
  */
-export function setRateLimitHeaders(res: Response, d: RateLimitDecision): void {
+export function setRateLimitHeaders(res: Pick<ServerResponse, 'setHeader'>, d: RateLimitDecision): void {
   const resetSec = Math.max(0, Math.ceil((d.resetAt.getTime() - Date.now()) / 1000))
   res.setHeader('RateLimit-Limit', String(d.limit))
   res.setHeader('RateLimit-Remaining', String(d.remaining))

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import express from 'express'
+import express, { type Express } from 'express'
 import request from 'supertest'
 import { ApiError } from '../src/errors.ts'
-import { createHttpApp, type HttpAppOptions } from '../src/http.ts'
+import { createHttpApp, type HotRoute, type HttpAppOptions } from '../src/http.ts'
 import { captureLogger } from '../src/testing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -379,5 +379,171 @@ describe('createHttpApp', () => {
       const line = await completionLine(captured.lines, 'log-line-3')
       expect(line.level).toBe('error')
     })
+  })
+})
+
+describe('hot routes', () => {
+  /** One handler, served both as a hot route and by express (which takes `/fast/`, HEAD, `?q`). */
+  function buildHotApp(handle: HotRoute['handle'], overrides: Partial<HttpAppOptions> = {}) {
+    const captured = captureLogger('hot-test')
+    const calls: string[] = []
+    const counted: HotRoute['handle'] = (req, res) => {
+      calls.push(`${'originalUrl' in req ? 'express' : 'hot'} ${req.url}`)
+      return handle(req, res)
+    }
+    const { app } = createHttpApp(
+      {
+        name: 'hot-test',
+        logger: captured.logger,
+        envelope: 'status',
+        trustProxy: ['loopback'],
+        hotRoutes: [{ path: '/fast', handle: counted }],
+        ...overrides,
+      },
+      (app) => {
+        app.get('/fast', async (req, res) => {
+          res.json(await counted(req, res))
+        })
+      },
+    )
+    return { app, lines: captured.lines, calls }
+  }
+
+  const sameEverywhere = (headers: Record<string, string>) => {
+    const { date, 'x-request-id': _id, ...rest } = headers
+    expect(date).toBeDefined()
+    return rest
+  }
+
+  it('when the exact path is asked, then it answers with the headers and body express gives the same handler', async () => {
+    const { app } = buildHotApp(async (_req, res) => {
+      res.setHeader('Cache-Control', 'no-store')
+      return { data: { ok: true, n: 1.5, s: 'é' } }
+    })
+
+    const hot = await request(app).get('/fast').set('X-Request-Id', 'hot-1').expect(200)
+    const viaExpress = await request(app).get('/fast/').set('X-Request-Id', 'express-1').expect(200)
+
+    expect(hot.text).toBe('{"data":{"ok":true,"n":1.5,"s":"é"}}')
+    expect(hot.text).toBe(viaExpress.text)
+    expect(hot.headers['x-request-id']).toBe('hot-1')
+    expect(sameEverywhere(hot.headers)).toEqual(sameEverywhere(viaExpress.headers))
+    expect(hot.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(hot.headers['x-content-type-options']).toBe('nosniff')
+    expect(hot.headers['content-security-policy']).toContain("default-src 'self'")
+  })
+
+  it('when the handler throws an ApiError, then the envelope, status and extra headers match express', async () => {
+    const { app, lines } = buildHotApp(async (_req, res) => {
+      res.setHeader('Cache-Control', 'no-store')
+      throw new ApiError('rate_limit_exceeded', 'Rate limit exceeded', undefined, {
+        headers: { 'Retry-After': '7' },
+      })
+    })
+
+    const hot = await request(app).get('/fast').set('X-Request-Id', 'hot-2').expect(429)
+    const viaExpress = await request(app).get('/fast/').expect(429)
+
+    expect(hot.body).toEqual({ error: { code: 429, message: 'Rate limit exceeded' } })
+    expect(hot.text).toBe(viaExpress.text)
+    expect(sameEverywhere(hot.headers)).toEqual(sameEverywhere(viaExpress.headers))
+    expect(hot.headers['retry-after']).toBe('7')
+    expect(lines.find((l) => l.req_id === 'hot-2' && l.msg === 'request rejected')).toMatchObject({
+      level: 'warn',
+      code: 'rate_limit_exceeded',
+    })
+  })
+
+  it('when the handler fails unexpectedly, then it is a 500 with nothing internal, logged at error with the cause', async () => {
+    const { app, lines } = buildHotApp(async () => {
+      throw new Error('connection to 10.0.0.7 refused')
+    })
+
+    const res = await request(app).get('/fast').set('X-Request-Id', 'hot-3').expect(500)
+
+    expect(res.body).toEqual({ error: { code: 500, message: 'Internal Server Error' } })
+    expect(res.text).not.toContain('10.0.0.7')
+    expect(lines.find((l) => l.req_id === 'hot-3' && l.msg === 'request failed')).toMatchObject({
+      level: 'error',
+      err: expect.objectContaining({ message: 'connection to 10.0.0.7 refused' }),
+    })
+    const line = await completionLine(lines, 'hot-3')
+    expect(line).toMatchObject({ level: 'error', res: { statusCode: 500 } })
+  })
+
+  it('when a hot request completes, then its log line has the trusted client address, id, url and status', async () => {
+    const { app, lines } = buildHotApp(async () => ({ ok: true }))
+
+    await request(app)
+      .get('/fast')
+      .set('X-Request-Id', 'hot-4')
+      .set('X-Forwarded-For', '198.51.100.66, 203.0.113.5')
+      .set('Authorization', 'Bearer sk-hot-secret')
+      .expect(200)
+
+    const line = await completionLine(lines, 'hot-4')
+    expect(line).toMatchObject({
+      level: 'info',
+      ip: '203.0.113.5',
+      req: { method: 'GET', url: '/fast', headers: { authorization: '[redacted]' } },
+      res: { statusCode: 200 },
+    })
+    expect(JSON.stringify(lines)).not.toContain('sk-hot-secret')
+  })
+
+  it('when hot requests are answered, then metrics count them under the route template like express', async () => {
+    const { app } = buildHotApp(async () => ({ ok: true }))
+    await request(app).get('/fast').expect(200)
+    await request(app).get('/fast').expect(200)
+    await request(app).get('/fast/').expect(200)
+
+    const res = await request(app).get('/metrics')
+
+    expect(res.text).toMatch(/http_requests_total\{[^}]*route="\/fast"[^}]*status="200"[^}]*\} 3/)
+  })
+
+  it.each([
+    ['HEAD', (app: Express) => request(app).head('/fast')],
+    ['a query string', (app: Express) => request(app).get('/fast?x=1')],
+    ['a trailing slash', (app: Express) => request(app).get('/fast/')],
+    ['other casing', (app: Express) => request(app).get('/FAST')],
+    ['a body', (app: Express) => request(app).get('/fast').set('Content-Type', 'application/json').send('{')],
+  ])('when the request has %s, then express answers it', async (_what, send) => {
+    const { app, calls } = buildHotApp(async () => ({ ok: true }))
+
+    const res = await send(app)
+
+    expect(res.headers['x-request-id']).toBeDefined()
+    if (res.status === 400) {
+      // express.json refused the malformed body before any handler ran
+      expect(res.body).toEqual({ error: { code: 400, message: 'request body is not valid JSON' } })
+      expect(calls).toEqual([])
+    } else {
+      expect(res.status).toBe(200)
+      expect(calls).toEqual([expect.stringMatching(/^express /)])
+    }
+  })
+
+  it('when the exact path is asked, then the hot route, not express, runs the handler', async () => {
+    const { app, calls } = buildHotApp(async () => ({ ok: true }))
+
+    await request(app).get('/fast').expect(200)
+
+    expect(calls).toEqual(['hot /fast'])
+  })
+
+  it('when a CSP directive is computed per request, then the app refuses to start', () => {
+    expect(() =>
+      createHttpApp(
+        {
+          name: 'hot-test',
+          logger: captureLogger('x').logger,
+          envelope: 'status',
+          trustProxy: 0,
+          helmet: { contentSecurityPolicy: { directives: { 'script-src': [() => "'nonce-abc'"] } } },
+        },
+        () => {},
+      ),
+    ).toThrow(/computed per request/)
   })
 })
