@@ -57,7 +57,13 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   static connect(url: string, keyPrefix: string): RedisKeyValueStore {
     return new RedisKeyValueStore(
-      new Redis(url, { keyPrefix, maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false }),
+      new Redis(url, {
+        keyPrefix,
+        maxRetriesPerRequest: 2,
+        enableOfflineQueue: true,
+        lazyConnect: false,
+        enableAutoPipelining: true,
+      }),
     )
   }
 
