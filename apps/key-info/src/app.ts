@@ -6,14 +6,12 @@ import { serveOpenApi } from '@quartet/core/openapi'
 import { createRateLimiter } from '@quartet/core/rate-limit'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
-import { registerKeyRoute } from './http/key.ts'
+import { keyRecordRoute, registerKeyRoute } from './http/key.ts'
 import { registerKeysRoutes } from './http/keys.ts'
 import { keyInfoOpenApi } from './http/openapi.ts'
 import { registerUsageRoute } from './http/usage.ts'
 import type { Db } from './store/db.ts'
-import { createFreeModelCounter } from './store/free-model-counter.ts'
-import { createKeyRepository } from './store/key-repository.ts'
-import { createUsageRepository } from './store/usage-repository.ts'
+import { createStores } from './store/stores.ts'
 
 export type AppConfig = Pick<
   TConfig,
@@ -22,6 +20,7 @@ export type AppConfig = Pick<
   | 'KEY_RATE_LIMIT_PER_MINUTE'
   | 'FREE_MODEL_DAILY_LIMIT'
   | 'FREE_TIER_FREE_MODEL_DAILY_LIMIT'
+  | 'KEY_CACHE_MAX_AGE_MS'
 >
 
 export interface AppDeps {
@@ -31,15 +30,29 @@ export interface AppDeps {
   kv: KeyValueStore
   /** Injectable for tests that stand on a window boundary. */
   clock?: Clock
+  /**
+   * Cache key records per process (KEY_CACHE_MAX_AGE_MS). Only sound when every process that
+   * writes keys or usage shares this kv: main.ts turns it on with Redis, not with the in-process
+   * memory kv, which a CLI run cannot reach.
+   */
+  cacheKeyRecords?: boolean
 }
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
   const clock = deps.clock ?? systemClock
-  const freeModel = createFreeModelCounter(deps.kv)
+  const stores = createStores(deps.db, deps.kv, {
+    maxAgeMs: deps.cacheKeyRecords ? deps.config.KEY_CACHE_MAX_AGE_MS : 0,
+    now: () => clock.now().getTime(),
+    onBumpFailed: (err, hashes) =>
+      deps.logger.warn(
+        { err, keys: hashes },
+        'committed key change not announced in kv: cached records may lag for up to KEY_CACHE_MAX_AGE_MS',
+      ),
+  })
   const keys = {
-    keys: createKeyRepository(deps.db),
-    freeModel,
+    keys: stores.keys,
+    freeModel: stores.freeModel,
     clock,
     policy: {
       rateLimitPerMinute: deps.config.KEY_RATE_LIMIT_PER_MINUTE,
@@ -49,7 +62,7 @@ export function createApp(deps: AppDeps): Express {
   }
   const routeDeps = {
     keys,
-    usage: { usage: createUsageRepository(deps.db), freeModel, clock },
+    usage: { usage: stores.usage, freeModel: stores.freeModel, clock },
     limiter: createRateLimiter({
       kv: deps.kv,
       name: 'key-info:key',
@@ -58,6 +71,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   }
   const openApi = keyInfoOpenApi()
+  const keyRecord = keyRecordRoute(routeDeps)
   const { app } = createHttpApp(
     {
       name: 'key-info',
@@ -65,6 +79,7 @@ export function createApp(deps: AppDeps): Express {
       envelope: 'status',
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
+      hotRoutes: [keyRecord],
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
         kv: () => deps.kv.ping(),
@@ -72,7 +87,7 @@ export function createApp(deps: AppDeps): Express {
     },
     (app) => {
       serveOpenApi(app, openApi)
-      registerKeyRoute(app, routeDeps)
+      registerKeyRoute(app, keyRecord)
       registerKeysRoutes(app, routeDeps)
       registerUsageRoute(app, routeDeps)
     },

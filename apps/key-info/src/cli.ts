@@ -10,19 +10,28 @@ import { parseUsd } from './domain/money.ts'
 import { LIMIT_RESETS, type LimitReset } from './domain/ports.ts'
 import { recordUsage } from './domain/usage.ts'
 import { createDb } from './store/db.ts'
-import { createFreeModelCounter } from './store/free-model-counter.ts'
-import { createKeyRepository } from './store/key-repository.ts'
-import { createUsageRepository } from './store/usage-repository.ts'
+import { createStores, type Stores } from './store/stores.ts'
 
-/** Opens the database (and kv) for one command and closes them afterwards. */
-async function withStores<T>(
-  run: (s: { db: ReturnType<typeof createDb>; kv: ReturnType<typeof createKeyValueStore> }) => Promise<T>,
-): Promise<T> {
+/**
+ * Opens the database (and kv) for one command and closes them afterwards. Writes go through the
+ * same stores as the service's, so a running service's cached key records hear of them.
+ */
+async function withStores<T>(run: (stores: Stores) => Promise<T>): Promise<T> {
   const config = loadAppConfig()
   const db = createDb(databaseOptions(config, 2))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
   try {
-    return await run({ db, kv })
+    return await run(
+      createStores(db, kv, {
+        maxAgeMs: 0,
+        now: Date.now,
+        onBumpFailed: (err, hashes) =>
+          process.stderr.write(
+            `warning: could not tell running services that keys ${hashes.join(', ')} changed ` +
+              `(${String(err)}); they may show the old record for up to KEY_CACHE_MAX_AGE_MS\n`,
+          ),
+      }),
+    )
   } finally {
     await db.$disconnect()
     await kv.close()
@@ -75,8 +84,7 @@ const keysCreate = async (args: CliArgs) => {
   const expiresText = flag(args, 'expires-at')
   const expiresAt = expiresText === undefined ? null : isoUtc(expiresText, 'expires-at')
   const workspace = flag(args, 'workspace')
-  return withStores(async ({ db }) => {
-    const keys = createKeyRepository(db)
+  return withStores(async ({ keys }) => {
     let workspaceId: string
     if (workspace !== undefined) {
       if (!/^[0-9a-f-]{36}$/i.test(workspace) || !(await keys.workspaceExists(workspace)))
@@ -114,23 +122,19 @@ const usageRecord = async (args: CliArgs) => {
     throw new UsageError('--amount must be a non-negative USD amount with at most 6 decimals')
   const at = flag(args, 'at')
   const id = flag(args, 'id') ?? `cli-${randomUUID()}`
-  return withStores(async ({ db, kv }) => {
-    const key = await createKeyRepository(db).find(hash)
+  return withStores(async ({ keys, usage, freeModel }) => {
+    const key = await keys.find(hash)
     if (!key) throw Object.assign(new Error(`no key with hash ${hash}`), { code: 'key_not_found' })
-    const outcome = await recordUsage(
-      { usage: createUsageRepository(db), freeModel: createFreeModelCounter(kv), clock: systemClock },
-      key.workspaceId,
-      [
-        {
-          id,
-          keyHash: hash,
-          amountMicros,
-          byok: args.flags.byok === true,
-          freeModel: args.flags['free-model'] === true,
-          occurredAt: at === undefined ? null : isoUtc(at, 'at'),
-        },
-      ],
-    )
+    const outcome = await recordUsage({ usage, freeModel, clock: systemClock }, key.workspaceId, [
+      {
+        id,
+        keyHash: hash,
+        amountMicros,
+        byok: args.flags.byok === true,
+        freeModel: args.flags['free-model'] === true,
+        occurredAt: at === undefined ? null : isoUtc(at, 'at'),
+      },
+    ])
     return outcome.results[0]
   })
 }

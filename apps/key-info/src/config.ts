@@ -9,6 +9,12 @@ export const ZConfig = z.object({
   FREE_MODEL_DAILY_LIMIT: zInt(1000, 0, 100_000_000),
   /** The same default for free-tier keys. */
   FREE_TIER_FREE_MODEL_DAILY_LIMIT: zInt(50, 0, 100_000_000),
+  /**
+   * With Redis, each process caches GET /api/v1/key's record of a key until a write replaces the
+   * key's version token in Redis; this bounds how long an entry may serve at most (changes made
+   * around the service, e.g. by hand in SQL). 0 turns the cache off.
+   */
+  KEY_CACHE_MAX_AGE_MS: zInt(10_000, 0, 3_600_000),
 })
 export type TConfig = z.infer<typeof ZConfig>
 

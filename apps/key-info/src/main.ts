@@ -10,6 +10,13 @@ void runService({
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
     const db = createDb(databaseOptions(config))
-    return { app: createApp({ config, logger, db, kv }), close: () => db.$disconnect() }
+    // The record cache hears about writes through kv; with the in-process memory kv, a CLI run
+    // or another replica could not reach it, so it stays off.
+    const cacheKeyRecords = kv.kind === 'redis' && config.KEY_CACHE_MAX_AGE_MS > 0
+    logger.info({ cacheKeyRecords, maxAgeMs: config.KEY_CACHE_MAX_AGE_MS }, 'key record cache')
+    return {
+      app: createApp({ config, logger, db, kv, cacheKeyRecords }),
+      close: () => db.$disconnect(),
+    }
   },
 })

@@ -15,6 +15,7 @@ export const testConfig: AppConfig = {
   KEY_RATE_LIMIT_PER_MINUTE: 600,
   FREE_MODEL_DAILY_LIMIT: 1000,
   FREE_TIER_FREE_MODEL_DAILY_LIMIT: 50,
+  KEY_CACHE_MAX_AGE_MS: 10_000,
 }
 
 /** A migrated schema of this file's own, the app's Prisma client and a kv store. */
@@ -24,7 +25,14 @@ export function useKeyInfoDeps() {
 
 type Deps = ReturnType<typeof useKeyInfoDeps>
 
-export function buildApp(deps: Deps, options: { clock?: Clock; config?: Partial<AppConfig> } = {}) {
+/**
+ * The app as production runs it with Redis: key records cached under kv version tokens (every
+ * test below therefore also checks that no write leaves a stale record behind).
+ */
+export function buildApp(
+  deps: Deps,
+  options: { clock?: Clock; config?: Partial<AppConfig>; cacheKeyRecords?: boolean } = {},
+) {
   return createApp({
     config: { ...testConfig, ...options.config },
     // KEY_INFO_TEST_LOG=error shows what a failing test's server logged.
@@ -34,6 +42,7 @@ export function buildApp(deps: Deps, options: { clock?: Clock; config?: Partial<
     db: deps.db,
     kv: deps.kv,
     clock: options.clock,
+    cacheKeyRecords: options.cacheKeyRecords ?? true,
   })
 }
 

@@ -1,7 +1,8 @@
 import { hashToken, parseBearer } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
 import { type RateLimiter, rateLimitError, setRateLimitHeaders } from '@quartet/core/rate-limit'
-import type { Request, RequestHandler, Response } from 'express'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { RequestHandler, Response } from 'express'
 import { authenticate, type KeyDeps, requireManagementKey } from '../domain/keys.ts'
 import type { KeyRow } from '../domain/ports.ts'
 
@@ -9,7 +10,11 @@ import type { KeyRow } from '../domain/ports.ts'
  * Bearer key → per-key rate limit. The limit is spent before the database is asked, keyed by the
  * key's hash (never the key itself), so a flood on one key costs no queries once it is over.
  */
-async function bearerToken(req: Request, res: Response, limiter: RateLimiter): Promise<string> {
+export async function bearerToken(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limiter: RateLimiter,
+): Promise<string> {
   const bearer = parseBearer(req.headers.authorization)
   if (bearer.kind === 'missing') throw new ApiError('missing_authentication', 'Missing Authentication header')
   if (bearer.kind === 'wrong_scheme')
@@ -18,18 +23,6 @@ async function bearerToken(req: Request, res: Response, limiter: RateLimiter): P
   setRateLimitHeaders(res, decision)
   if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
   return bearer.token
-}
-
-/** Any key may call (GET /api/v1/key checks the key itself, in the same read as its usage). */
-export function bearerKey(limiter: RateLimiter): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.token = await bearerToken(req, res, limiter)
-    next()
-  }
-}
-
-export function tokenOf(res: Response): string {
-  return res.locals.token as string
 }
 
 /**

@@ -1,8 +1,9 @@
+import type { HotRoute } from '@quartet/core/http'
 import type { OperationDoc } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import { z } from 'zod'
 import { describeKey } from '../domain/keys.ts'
-import { bearerKey, noStore, tokenOf } from './auth.ts'
+import { bearerToken } from './auth.ts'
 import type { RouteDeps } from './deps.ts'
 import { spendShape, ZDataRegions, ZError } from './schemas.ts'
 
@@ -31,10 +32,27 @@ export const ZKeyRecord = z
 export type TKeyRecord = z.infer<typeof ZKeyRecord>
 export const ZKeyResponse = z.object({ data: ZKeyRecord }).strict()
 
-export function registerKeyRoute(app: Express, deps: RouteDeps): void {
-  app.get('/api/v1/key', noStore, bearerKey(deps.limiter), async (_req, res) => {
-    const data: TKeyRecord = await describeKey(deps.keys, tokenOf(res))
-    res.json({ data })
+/**
+ * GET /api/v1/key as one handler, served two ways: as core's hot route for the exact path (the
+ * read every client polls skips express), and by express for the rest (HEAD, a query string, a
+ * trailing slash). Same headers, body and errors either way.
+ */
+export function keyRecordRoute(deps: RouteDeps): HotRoute {
+  return {
+    path: '/api/v1/key',
+    async handle(req, res) {
+      // Key facts change with every usage event: no cache may keep them, errors included.
+      res.setHeader('Cache-Control', 'no-store')
+      const token = await bearerToken(req, res, deps.limiter)
+      const data: TKeyRecord = await describeKey(deps.keys, token)
+      return { data }
+    },
+  }
+}
+
+export function registerKeyRoute(app: Express, route: HotRoute): void {
+  app.get(route.path, async (req, res) => {
+    res.json(await route.handle(req, res))
   })
 }
 

@@ -213,6 +213,36 @@ describe('GET /api/v1/key', () => {
     await request(app).get('/api/v1/key').set(bearer(other.key)).expect(200)
   })
 
+  // GET of exactly /api/v1/key is served before express (core's hot route); HEAD, a query string
+  // or a trailing slash reach the same handler through express. Both must answer alike.
+  it.each([
+    ['a valid key', (key: string) => bearer(key), 200],
+    ['an unknown key', () => bearer('sk-qk-v1-' + 'cd'.repeat(32)), 401],
+    ['no Authorization header', () => ({}), 401],
+    ['a key over its rate', (key: string) => bearer(key), 429],
+  ])(
+    'when asked with %s, then the hot path and express give the same status, headers and body',
+    async (what, headers, status) => {
+      const app = buildApp(deps, { config: { KEY_RATE_LIMIT_PER_MINUTE: status === 429 ? 2 : 600 } })
+      const { key } = await mintKey(deps)
+      if (status === 429) {
+        await request(app).get('/api/v1/key').set(bearer(key)).expect(200)
+        await request(app).get('/api/v1/key/').set(bearer(key)).expect(200)
+      }
+      const hot = await request(app).get('/api/v1/key').set(headers(key)).expect(status)
+      const viaExpress = await request(app).get('/api/v1/key/').set(headers(key)).expect(status)
+
+      expect(hot.text).toBe(viaExpress.text)
+      const comparable = (h: Record<string, string>) => {
+        const { date: _d, 'x-request-id': _id, 'ratelimit-remaining': _r, 'ratelimit-reset': _s, ...rest } = h
+        return rest
+      }
+      expect(comparable(hot.headers)).toEqual(comparable(viaExpress.headers))
+      expect(hot.headers['cache-control']).toBe('no-store')
+      expect(what).toBeTruthy()
+    },
+  )
+
   it('when the scheme is not Bearer, then 401 in the envelope', async () => {
     const res = await request(buildApp(deps)).get('/api/v1/key').set('Authorization', 'Basic abc').expect(401)
     expect(res.body.error.code).toBe(401)

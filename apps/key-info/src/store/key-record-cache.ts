@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto'
+import type { KeyValueStore } from '@quartet/core/kv'
+import type { KeyStore, KeyWithUsage, UsageStore } from '../domain/ports.ts'
+
+/**
+ * Version tokens of key records, in kv: every committed change to a key or its usage gives the
+ * key a new random token, so a process that cached the key's record under the old token sees
+ * that it is out of date on its next read, whichever replica or CLI made the change.
+ *
+ * Why a cached record is never older than a change the caller could know about: a reader reads
+ * the token first and the database second, and caches what it read under that token. A writer
+ * commits first and replaces the token second (and only then answers its client). So a change
+ * committed after the reader's database read replaces the token the reader cached under, and
+ * the next read goes to the database. Tokens are random, not counters: a kv that lost its keys
+ * (a Redis restart) hands out a fresh token, never an old one that a cache still holds.
+ */
+export interface KeyVersions {
+  /** The key's current token; makes one when kv has none (first read, expired, or kv lost it). */
+  current(hash: string): Promise<string>
+  /** Replaces each key's token, after a committed change. */
+  bump(hashes: Iterable<string>): Promise<void>
+}
+
+/** Tokens expire: an expired one only costs the next reader one database read. */
+const TOKEN_TTL_MS = 24 * 60 * 60_000
+
+export function createKeyVersions(kv: KeyValueStore): KeyVersions {
+  const keyOf = (hash: string) => `key-version:${hash}`
+  const fresh = () => randomBytes(12).toString('base64url')
+  return {
+    async current(hash) {
+      const found = await kv.get(keyOf(hash))
+      if (found !== null) return found
+      const mine = fresh()
+      if (await kv.setIfAbsent(keyOf(hash), mine, TOKEN_TTL_MS)) return mine
+      // Another reader or a writer set one in between; theirs is the token.
+      return (await kv.get(keyOf(hash))) ?? mine
+    },
+    async bump(hashes) {
+      await Promise.all([...new Set(hashes)].map((hash) => kv.set(keyOf(hash), fresh(), TOKEN_TTL_MS)))
+    },
+  }
+}
+
+export interface KeyRecordCacheOptions {
+  /**
+   * How long a cached record may serve reads at most, in ms; 0 turns the cache off (writes
+   * still replace tokens, for the processes that cache). Bounds how long a change that did not
+   * go through this service (SQL by hand, a token replacement lost to a kv outage) stays unseen.
+   */
+  maxAgeMs: number
+  /** How many keys' records one process keeps; the oldest entry goes first. */
+  maxEntries?: number
+  /** Milliseconds now (the app's clock, so tests can age entries). */
+  now: () => number
+  /** A committed change whose token could not be replaced (kv down): worth a warning. */
+  onBumpFailed: (err: unknown, hashes: string[]) => void
+}
+
+interface Entry {
+  token: string
+  /** The UTC day the windows were summed for: a new day is a new record. */
+  today: string
+  cachedAt: number
+  record: KeyWithUsage
+}
+
+/**
+ * The key store with GET /api/v1/key's read cached per process under the key's version token,
+ * and key changes (PATCH, DELETE) replacing the token after they commit. A cache hit costs one kv
+ * read instead of a database statement. When kv cannot be read, reads go to the database.
+ * Unknown keys are not cached.
+ */
+export function versionedKeyStore(
+  inner: KeyStore,
+  versions: KeyVersions,
+  options: KeyRecordCacheOptions,
+): KeyStore {
+  const maxEntries = options.maxEntries ?? 10_000
+  const entries = new Map<string, Entry>()
+  const bump = (hashes: string[]) =>
+    versions.bump(hashes).catch((err: unknown) => options.onBumpFailed(err, hashes))
+
+  return {
+    ...inner,
+    async findWithUsage(hash, windows) {
+      if (options.maxAgeMs <= 0) return inner.findWithUsage(hash, windows)
+      let token: string
+      try {
+        token = await versions.current(hash)
+      } catch {
+        entries.delete(hash)
+        return inner.findWithUsage(hash, windows)
+      }
+      const cached = entries.get(hash)
+      if (
+        cached &&
+        cached.token === token &&
+        cached.today === windows.today &&
+        options.now() - cached.cachedAt < options.maxAgeMs
+      )
+        return cached.record
+      const cachedAt = options.now()
+      const record = await inner.findWithUsage(hash, windows)
+      entries.delete(hash)
+      if (record) {
+        entries.set(hash, { token, today: windows.today, cachedAt, record })
+        if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
+      }
+      return record
+    },
+
+    async update(workspaceId, hash, patch, now) {
+      const updated = await inner.update(workspaceId, hash, patch, now)
+      if (updated) await bump([hash])
+      return updated
+    },
+
+    async delete(workspaceId, hash) {
+      const deleted = await inner.delete(workspaceId, hash)
+      if (deleted) await bump([hash])
+      return deleted
+    },
+  }
+}
+
+/** The usage store, replacing the token of every key that a batch added usage to. */
+export function versionedUsageStore(
+  inner: UsageStore,
+  versions: KeyVersions,
+  onBumpFailed: KeyRecordCacheOptions['onBumpFailed'],
+): UsageStore {
+  return {
+    async record(workspaceId, events) {
+      const result = await inner.record(workspaceId, events)
+      const changed = events
+        .filter((e) => result.outcomes.get(e.id)?.kind === 'inserted')
+        .map((e) => e.keyHash)
+      if (changed.length)
+        await versions.bump(changed).catch((err: unknown) => onBumpFailed(err, [...new Set(changed)]))
+      return result
+    },
+  }
+}
