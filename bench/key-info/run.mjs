@@ -10,6 +10,7 @@
 // Loopback only; bounded in time: two 5 s warm-ups, then --rounds alternating slices of the
 // baseline, GET /api/v1/key and GET /healthz, --duration seconds per series in all.
 import { execFileSync, fork, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -59,13 +60,23 @@ async function waitFor(url, ms = 30_000) {
   throw new Error(`${url} did not answer in ${ms} ms`)
 }
 
-function cannon(url, key, seconds) {
-  return new Promise((resolve, reject) => {
+/** CPU time (user + system) a process has used so far, in µs (Linux: /proc, 100 ticks/s). */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
+/** One autocannon run, with the CPU the serving process spent per answered request. */
+async function cannon(url, key, seconds, servingPid) {
+  const cpuBefore = servingPid ? cpuMicros(servingPid) : 0
+  const result = await new Promise((resolve, reject) => {
     autocannon(
       { url, connections, duration: seconds, headers: key ? { authorization: `Bearer ${key}` } : {} },
-      (err, result) => (err ? reject(err) : resolve(result)),
+      (err, r) => (err ? reject(err) : resolve(r)),
     )
   })
+  if (servingPid) result.cpuMicros = cpuMicros(servingPid) - cpuBefore
+  return result
 }
 
 /** Slices of one series: requests/s over all of them; p50/p99 as the median of the slices'. */
@@ -77,6 +88,11 @@ function combine(results) {
     requests_per_sec: Math.round(requests / seconds),
     latency_p50_ms: median(results.map((r) => r.latency.p50)),
     latency_p99_ms: median(results.map((r) => r.latency.p99)),
+    latency_p99_9_ms: median(results.map((r) => r.latency.p99_9)),
+    // The serving process only (not Postgres, Redis or autocannon): its own cost per answer.
+    server_cpu_us_per_request: Math.round(
+      results.reduce((n, r) => n + r.cpuMicros, 0) / results.reduce((n, r) => n + r.requests.total, 0),
+    ),
     non_2xx: results.reduce((n, r) => n + r.non2xx, 0),
     errors: results.reduce((n, r) => n + r.errors, 0),
   }
@@ -153,11 +169,11 @@ async function main() {
   const healthUrl = `http://127.0.0.1:${appPort}/healthz`
   const slices = { base: [], svc: [], skeleton: [] }
   for (let i = 0; i < rounds; i++) {
-    slices.base.push(await cannon(baseUrl, subject.key, duration / rounds))
-    slices.svc.push(await cannon(appUrl, subject.key, duration / rounds))
-    // The ceiling the shared HTTP stack (express, helmet, pino-http, metrics) leaves any route:
-    // GET /healthz of the same process, which touches neither database nor kv.
-    slices.skeleton.push(await cannon(healthUrl, null, duration / rounds))
+    slices.base.push(await cannon(baseUrl, subject.key, duration / rounds, baseline.pid))
+    slices.svc.push(await cannon(appUrl, subject.key, duration / rounds, app.pid))
+    // What the shared express pipeline (request id, security headers, metrics, router) leaves
+    // a route that is not a hot route: GET /healthz of the same process, no database, no kv.
+    slices.skeleton.push(await cannon(healthUrl, null, duration / rounds, app.pid))
   }
   const base = combine(slices.base)
   const svc = combine(slices.svc)
@@ -183,7 +199,7 @@ async function main() {
   }
   console.log(JSON.stringify(result, null, 2))
   console.log(
-    `| ${connections} | ${base.requests_per_sec} | ${base.latency_p99_ms} | ${svc.requests_per_sec} | ${svc.latency_p50_ms} | ${svc.latency_p99_ms} | ${(result.ratio * 100).toFixed(0)}% | ${(result.healthz_ratio * 100).toFixed(0)}% | ${result.load_average_1m} |`,
+    `| ${connections} | ${result.redis ? 'Redis' : 'memory'} | ${base.requests_per_sec} | ${base.latency_p99_ms} | ${base.server_cpu_us_per_request} | ${svc.requests_per_sec} | ${svc.latency_p50_ms} | ${svc.latency_p99_ms} | ${svc.server_cpu_us_per_request} | ${(result.ratio * 100).toFixed(0)}% | ${(result.healthz_ratio * 100).toFixed(0)}% | ${result.load_average_1m} |`,
   )
 
   if (!process.env.BENCH_KEEP_SCHEMA) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
