@@ -11,12 +11,15 @@ import type { KeyStore, KeyWithUsage, UsageStore } from '../domain/ports.ts'
  * the token first and the database second, and caches what it read under that token. A writer
  * commits first and replaces the token second (and only then answers its client). So a change
  * committed after the reader's database read replaces the token the reader cached under, and
- * the next read goes to the database. Tokens are random, not counters: a kv that lost its keys
- * (a Redis restart) hands out a fresh token, never an old one that a cache still holds.
+ * the next read goes to the database. A key with no token (never read, expired, or lost with a
+ * Redis restart) is read from the database and not cached until a token exists; tokens are
+ * random, not counters, so a new one never equals an old one a cache still holds.
  */
 export interface KeyVersions {
-  /** The key's current token; makes one when kv has none (first read, expired, or kv lost it). */
-  current(hash: string): Promise<string>
+  /** The key's current token, or null when kv has none (never read, expired, or kv lost it). */
+  read(hash: string): Promise<string | null>
+  /** Gives a key with no token one, unless a writer or another reader got there first. */
+  start(hash: string): Promise<void>
   /** Replaces each key's token, after a committed change. */
   bump(hashes: Iterable<string>): Promise<void>
 }
@@ -28,13 +31,9 @@ export function createKeyVersions(kv: KeyValueStore): KeyVersions {
   const keyOf = (hash: string) => `key-version:${hash}`
   const fresh = () => randomBytes(12).toString('base64url')
   return {
-    async current(hash) {
-      const found = await kv.get(keyOf(hash))
-      if (found !== null) return found
-      const mine = fresh()
-      if (await kv.setIfAbsent(keyOf(hash), mine, TOKEN_TTL_MS)) return mine
-      // Another reader or a writer set one in between; theirs is the token.
-      return (await kv.get(keyOf(hash))) ?? mine
+    read: (hash) => kv.get(keyOf(hash)),
+    async start(hash) {
+      await kv.setIfAbsent(keyOf(hash), fresh(), TOKEN_TTL_MS)
     },
     async bump(hashes) {
       await Promise.all([...new Set(hashes)].map((hash) => kv.set(keyOf(hash), fresh(), TOKEN_TTL_MS)))
@@ -85,17 +84,17 @@ export function versionedKeyStore(
     ...inner,
     async findWithUsage(hash, windows) {
       if (options.maxAgeMs <= 0) return inner.findWithUsage(hash, windows)
-      let token: string
+      let token: string | null
       try {
-        token = await versions.current(hash)
+        token = await versions.read(hash)
       } catch {
         entries.delete(hash)
         return inner.findWithUsage(hash, windows)
       }
       const cached = entries.get(hash)
       if (
-        cached &&
-        cached.token === token &&
+        token !== null &&
+        cached?.token === token &&
         cached.today === windows.today &&
         options.now() - cached.cachedAt < options.maxAgeMs
       )
@@ -103,9 +102,14 @@ export function versionedKeyStore(
       const cachedAt = options.now()
       const record = await inner.findWithUsage(hash, windows)
       entries.delete(hash)
-      if (record) {
+      if (record && token !== null) {
         entries.set(hash, { token, today: windows.today, cachedAt, record })
         if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
+      } else if (record) {
+        // Only a token read before the database may vouch for what was read, so this answer is
+        // not cached; the token made now lets the next read cache. Unknown keys get none: a
+        // flood of made-up keys leaves nothing behind in kv.
+        await versions.start(hash).catch(() => undefined)
       }
       return record
     },

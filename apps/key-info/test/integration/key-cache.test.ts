@@ -1,7 +1,9 @@
+import { hashToken } from '@quartet/core/auth'
 import { fixedClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
 import request from 'supertest'
 import { recordUsage } from '../../src/domain/usage.ts'
+import { createKeyVersions } from '../../src/store/key-record-cache.ts'
 import { createStores } from '../../src/store/stores.ts'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
 
@@ -12,7 +14,7 @@ const deps = useKeyInfoDeps()
  * database and kv stand for two replicas: each has its own cache, so a change made through one
  * must be seen at once by the other.
  */
-async function setup(clock = fixedClock('2026-11-22T12:00:00Z')) {
+async function setup(clock = fixedClock('2026-11-22T12:00:00Z'), options: { tokenExists?: boolean } = {}) {
   const admin = await mintKey(deps, { isManagementKey: true })
   const subject = await mintKey(deps, { workspaceId: admin.workspaceId, limitMicros: 10_000_000n })
   const reader = buildApp(deps, { clock })
@@ -21,6 +23,8 @@ async function setup(clock = fixedClock('2026-11-22T12:00:00Z')) {
     (await request(reader).get('/api/v1/key').set(bearer(subject.key)).expect(200)).body.data
   const post = (events: unknown[]) =>
     request(writer).post('/api/v1/usage').set(bearer(admin.key)).send({ events }).expect(200)
+  // Any earlier read gives the key its version token; only with one is a read cached.
+  if (options.tokenExists ?? true) await createKeyVersions(deps.kv).start(subject.hash)
   return { admin, subject, reader, writer, read, post, clock }
 }
 
@@ -29,6 +33,30 @@ const setLimitBehindTheServicesBack = (hash: string, micros: bigint) =>
   deps.db.apiKey.update({ where: { hash }, data: { limitMicros: micros } })
 
 describe('the key record cache', () => {
+  it('when a key has no version token yet, then its first read is not cached, and the next is', async () => {
+    const { subject, read } = await setup(undefined, { tokenExists: false })
+    expect(await deps.kv.get(`key-version:${subject.hash}`)).toBeNull()
+
+    expect((await read()).limit).toBe(10)
+    expect(await deps.kv.get(`key-version:${subject.hash}`)).not.toBeNull()
+    await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
+
+    // Not cached (no token was there to vouch for it): the database answers, and is cached now.
+    expect((await read()).limit).toBe(20)
+    await setLimitBehindTheServicesBack(subject.hash, 30_000_000n)
+    expect((await read()).limit).toBe(20)
+  })
+
+  it('when made-up keys are tried, then no version token is left behind in kv', async () => {
+    const app = buildApp(deps)
+    const made = 'sk-qk-v1-' + 'ef'.repeat(32)
+
+    await request(app).get('/api/v1/key').set(bearer(made)).expect(401)
+    await request(app).get('/api/v1/key').set(bearer(made)).expect(401)
+
+    expect(await deps.kv.get(`key-version:${hashToken(made)}`)).toBeNull()
+  })
+
   it('when nothing changed, then a cached record answers without asking the database', async () => {
     const { subject, read } = await setup()
     expect((await read()).limit).toBe(10)
