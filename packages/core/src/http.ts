@@ -3,7 +3,14 @@ import express, { type Express, type Request, type RequestHandler } from 'expres
 import helmet from 'helmet'
 import client from 'prom-client'
 import proxyaddr from 'proxy-addr'
-import { type EnvelopeStyle, errorAnswer, errorMiddleware, notFoundMiddleware } from './errors.ts'
+import {
+  type EnvelopeStyle,
+  errorAnswer,
+  errorMiddleware,
+  notFoundMiddleware,
+  renderEnvelope,
+  toApiError,
+} from './errors.ts'
 import { httpLogger, type Logger, trackRequest } from './log.ts'
 
 /** A named dependency probe for `/readyz`; it resolves when the dependency answers. */
@@ -134,24 +141,41 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     const serveHot = async (route: HotRoute, req: IncomingMessage, res: ServerResponse) => {
       const started = performance.now()
       trackRequest(options.logger, req, res, () => proxyaddr(req, trust))
+      // Counted when the answer is flushed, as the express pipeline counts: not when cut off.
+      res.once('finish', () => {
+        const measured = seriesFor('GET', route.path, res.statusCode)
+        measured.requests.inc()
+        measured.duration.observe((performance.now() - started) / 1000)
+      })
       for (const [name, value] of securityHeaders) res.setHeader(name, value)
       let status = 200
       let body: string
       try {
-        body = JSON.stringify(await route.handle(req, res))
+        const payload = await route.handle(req, res)
+        if (payload === undefined) throw new Error(`hot route ${route.path} resolved without a body`)
+        body = JSON.stringify(payload)
       } catch (err) {
+        if (res.headersSent) throw err
         const answer = errorAnswer(options.envelope, err, req)
         for (const [name, value] of Object.entries(answer.error.headers ?? {})) res.setHeader(name, value)
         status = answer.error.status
         body = JSON.stringify(answer.body)
       }
-      res.statusCode = status
-      res.setHeader('Content-Type', 'application/json; charset=utf-8')
-      res.setHeader('Content-Length', Buffer.byteLength(body))
-      res.end(body)
-      const measured = seriesFor('GET', route.path, status)
-      measured.requests.inc()
-      measured.duration.observe((performance.now() - started) / 1000)
+      send(res, status, body)
+    }
+    /** A hot route that broke even its error answer (wrote itself, a bad header) must not take
+     * the process down: a 500 if nothing was sent yet, else the connection is cut. */
+    const lastResort = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
+      const { id, log } = req as { id?: string; log?: Logger }
+      ;(log ?? options.logger).error({ err }, 'hot route failed')
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      for (const name of res.getHeaderNames()) res.removeHeader(name)
+      for (const [name, value] of securityHeaders) res.setHeader(name, value)
+      if (id) res.setHeader('X-Request-Id', id)
+      send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
     // express's app(req, res) delegates to app.handle: the hot routes go in front of it.
     const expressApp = app as unknown as {
@@ -160,11 +184,19 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     const handle = expressApp.handle.bind(app)
     expressApp.handle = (req, res, next) => {
       const route = req.method === 'GET' && !hasBody(req) ? routes.get(req.url ?? '') : undefined
-      if (route) void serveHot(route, req, res)
+      if (route) serveHot(route, req, res).catch((err: unknown) => lastResort(req, res, err))
       else handle(req, res, next)
     }
   }
   return { app, metrics }
+}
+
+/** A JSON answer, with the Content-Type express's res.json gives. */
+function send(res: ServerResponse, status: number, body: string): void {
+  res.statusCode = status
+  res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  res.setHeader('Content-Length', Buffer.byteLength(body))
+  res.end(body)
 }
 
 /** Whether a request announces a body (express.json would parse, and may refuse, it). */

@@ -27,6 +27,12 @@ export interface KeyValueStore {
   ttlMs(key: string): Promise<number | null>
   /** Reachability probe for /readyz. */
   ping(): Promise<void>
+  /**
+   * Calls `listener` each time a lost connection is back (not for the first one): the store may
+   * have lost writes meanwhile (a restarted Redis), so what a process derived from it is suspect.
+   * Never called for memory, which cannot lose its contents and keep running.
+   */
+  onReconnect(listener: () => void): void
   close(): Promise<void>
 }
 
@@ -112,6 +118,14 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   async ping(): Promise<void> {
     await this.redis.ping()
+  }
+
+  onReconnect(listener: () => void): void {
+    let connected = this.redis.status === 'ready'
+    this.redis.on('ready', () => {
+      if (connected) listener()
+      connected = true
+    })
   }
 
   async close(): Promise<void> {
@@ -204,6 +218,8 @@ export class MemoryKeyValueStore implements KeyValueStore {
   }
 
   async ping(): Promise<void> {}
+
+  onReconnect(_listener: () => void): void {}
 
   async close(): Promise<void> {
     clearInterval(this.sweeper)

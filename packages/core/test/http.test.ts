@@ -3,7 +3,7 @@ import express, { type Express } from 'express'
 import request from 'supertest'
 import { ApiError } from '../src/errors.ts'
 import { createHttpApp, type HotRoute, type HttpAppOptions } from '../src/http.ts'
-import { captureLogger } from '../src/testing.ts'
+import { captureLogger, startTestServer } from '../src/testing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -530,6 +530,44 @@ describe('hot routes', () => {
     await request(app).get('/fast').expect(200)
 
     expect(calls).toEqual(['hot /fast'])
+  })
+
+  it('when a hot handler resolves nothing, then it is a 500 envelope and the process stays up', async () => {
+    const { app, lines } = buildHotApp(async () => undefined)
+
+    const res = await request(app).get('/fast').set('X-Request-Id', 'hot-5').expect(500)
+
+    expect(res.body).toEqual({ error: { code: 500, message: 'Internal Server Error' } })
+    expect(lines.find((l) => l.req_id === 'hot-5' && l.msg === 'request failed')).toBeDefined()
+  })
+
+  it('when a hot error carries a header value node refuses, then it is still a 500 envelope with the security headers', async () => {
+    const { app, lines } = buildHotApp(async () => {
+      throw new ApiError('conflict', 'nope', undefined, { headers: { 'X-Bad': 'line\nbreak' } })
+    })
+
+    const res = await request(app).get('/fast').set('X-Request-Id', 'hot-6').expect(500)
+
+    expect(res.body).toEqual({ error: { code: 500, message: 'Internal Server Error' } })
+    expect(res.headers['x-request-id']).toBe('hot-6')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
+    expect(lines.find((l) => l.req_id === 'hot-6' && l.msg === 'hot route failed')).toBeDefined()
+  })
+
+  it('when a hot handler fails after it began the answer itself, then only that connection is cut', async () => {
+    const { app } = buildHotApp(async (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' })
+      res.write('partial')
+      throw new Error('broke mid-answer')
+    })
+    const server = await startTestServer(app)
+    try {
+      await expect(fetch(`${server.url}/fast`).then((r) => r.text())).rejects.toThrow()
+      // The process and the server are still there.
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    } finally {
+      await server.close()
+    }
   })
 
   it('when a CSP directive is computed per request, then the app refuses to start', () => {

@@ -309,3 +309,37 @@ describeRedis('RedisKeyValueStore key prefix', () => {
     }
   })
 })
+
+describeRedis('RedisKeyValueStore reconnect', () => {
+  it('when the connection is cut and comes back, then onReconnect listeners hear of it, not of the first connect', async () => {
+    const kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvreconnect')}:`)
+    const plain = new Redis(redisUrl!)
+    let heard = 0
+    try {
+      kv.onReconnect(() => heard++)
+      await kv.ping()
+      expect(heard).toBe(0)
+
+      const id = (await kv.redis.client('ID')) as number
+      await plain.client('KILL', 'ID', String(id))
+      for (let i = 0; i < 100 && heard === 0; i++) await sleep(20)
+
+      expect(heard).toBe(1)
+      await kv.ping()
+    } finally {
+      await plain.quit()
+      await kv.close()
+    }
+  })
+})
+
+describe('MemoryKeyValueStore reconnect', () => {
+  it('when listeners register, then they are never called: memory has no connection to lose', async () => {
+    const kv = new MemoryKeyValueStore()
+    const listener = jest.fn()
+    kv.onReconnect(listener)
+    await kv.set('a', '1')
+    expect(listener).not.toHaveBeenCalled()
+    await kv.close()
+  })
+})
