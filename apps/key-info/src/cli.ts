@@ -16,10 +16,18 @@ import { createStores, type Stores } from './store/stores.ts'
  * Opens the database (and kv) for one command and closes them afterwards. Writes go through the
  * same stores as the service's, so a running service's cached key records hear of them.
  */
-async function withStores<T>(run: (stores: Stores) => Promise<T>): Promise<T> {
+async function withStores<T>(
+  run: (stores: Stores) => Promise<T>,
+  options: { changesRecords?: boolean } = {},
+): Promise<T> {
   const config = loadAppConfig()
   const db = createDb(databaseOptions(config, 2))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
+  if (options.changesRecords && kv.kind === 'memory')
+    process.stderr.write(
+      'warning: REDIS_URL is not set, so services that cache key records in Redis will not hear of ' +
+        'this change and may show the old record for up to KEY_CACHE_MAX_AGE_MS\n',
+    )
   try {
     return await run(
       createStores(db, kv, {
@@ -122,21 +130,24 @@ const usageRecord = async (args: CliArgs) => {
     throw new UsageError('--amount must be a non-negative USD amount with at most 6 decimals')
   const at = flag(args, 'at')
   const id = flag(args, 'id') ?? `cli-${randomUUID()}`
-  return withStores(async ({ keys, usage, freeModel }) => {
-    const key = await keys.find(hash)
-    if (!key) throw Object.assign(new Error(`no key with hash ${hash}`), { code: 'key_not_found' })
-    const outcome = await recordUsage({ usage, freeModel, clock: systemClock }, key.workspaceId, [
-      {
-        id,
-        keyHash: hash,
-        amountMicros,
-        byok: args.flags.byok === true,
-        freeModel: args.flags['free-model'] === true,
-        occurredAt: at === undefined ? null : isoUtc(at, 'at'),
-      },
-    ])
-    return outcome.results[0]
-  })
+  return withStores(
+    async ({ keys, usage, freeModel }) => {
+      const key = await keys.find(hash)
+      if (!key) throw Object.assign(new Error(`no key with hash ${hash}`), { code: 'key_not_found' })
+      const outcome = await recordUsage({ usage, freeModel, clock: systemClock }, key.workspaceId, [
+        {
+          id,
+          keyHash: hash,
+          amountMicros,
+          byok: args.flags.byok === true,
+          freeModel: args.flags['free-model'] === true,
+          occurredAt: at === undefined ? null : isoUtc(at, 'at'),
+        },
+      ])
+      return outcome.results[0]
+    },
+    { changesRecords: true },
+  )
 }
 
 void runCli('key-info', {

@@ -22,6 +22,8 @@ export interface KeyVersions {
   start(hash: string): Promise<void>
   /** Replaces each key's token, after a committed change. */
   bump(hashes: Iterable<string>): Promise<void>
+  /** Calls `listener` when kv may have lost tokens (its connection came back: a restart, a failover). */
+  onLost(listener: () => void): void
 }
 
 /** Tokens expire: an expired one only costs the next reader one database read. */
@@ -38,6 +40,7 @@ export function createKeyVersions(kv: KeyValueStore): KeyVersions {
     async bump(hashes) {
       await Promise.all([...new Set(hashes)].map((hash) => kv.set(keyOf(hash), fresh(), TOKEN_TTL_MS)))
     },
+    onLost: (listener) => kv.onReconnect(listener),
   }
 }
 
@@ -77,6 +80,9 @@ export function versionedKeyStore(
 ): KeyStore {
   const maxEntries = options.maxEntries ?? 10_000
   const entries = new Map<string, Entry>()
+  // A Redis that restarted (or failed over) may have lost token replacements it had
+  // acknowledged, and could then hand back a token a cache still holds: start again.
+  versions.onLost(() => entries.clear())
   const bump = (hashes: string[]) =>
     versions.bump(hashes).catch((err: unknown) => options.onBumpFailed(err, hashes))
 

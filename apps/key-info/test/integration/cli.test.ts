@@ -81,6 +81,8 @@ describe('operator CLI', () => {
       'cli-ev-1',
     )
     expect(first).toMatchObject({ code: 0, out: { id: 'cli-ev-1', status: 'accepted' } })
+    // Without Redis a running service's record cache cannot hear of the change: the CLI says so.
+    expect(first.err).toContain('REDIS_URL is not set')
     const replay = await cli(
       'usage:record',
       '--hash',
