@@ -82,7 +82,12 @@ export function versionedKeyStore(
   const entries = new Map<string, Entry>()
   // A Redis that restarted (or failed over) may have lost token replacements it had
   // acknowledged, and could then hand back a token a cache still holds: start again.
-  versions.onLost(() => entries.clear())
+  // A read that was under way across such a moment holds a token from before it: not cached.
+  let generation = 0
+  versions.onLost(() => {
+    generation++
+    entries.clear()
+  })
   const bump = (hashes: string[]) =>
     versions.bump(hashes).catch((err: unknown) => options.onBumpFailed(err, hashes))
 
@@ -90,6 +95,7 @@ export function versionedKeyStore(
     ...inner,
     async findWithUsage(hash, windows) {
       if (options.maxAgeMs <= 0) return inner.findWithUsage(hash, windows)
+      const startedIn = generation
       let token: string | null
       try {
         token = await versions.read(hash)
@@ -109,6 +115,7 @@ export function versionedKeyStore(
       const record = await inner.findWithUsage(hash, windows)
       entries.delete(hash)
       if (record && token !== null) {
+        if (generation !== startedIn) return record
         entries.set(hash, { token, today: windows.today, cachedAt, record })
         if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
       } else if (record) {

@@ -189,6 +189,37 @@ describe('the key record cache', () => {
     expect((await read()).limit).toBe(20)
   })
 
+  it('when the kv connection comes back while a read is under way, then that read is not cached', async () => {
+    const reconnected: Array<() => void> = []
+    let reconnectDuringNextRead = false
+    const kv = new Proxy(deps.kv, {
+      get(target, property, receiver) {
+        if (property === 'onReconnect') return (listener: () => void) => reconnected.push(listener)
+        if (property === 'get')
+          return async (key: string) => {
+            const value = await target.get(key)
+            if (reconnectDuringNextRead && key.startsWith('key-version:')) {
+              reconnectDuringNextRead = false
+              for (const listener of reconnected) listener()
+            }
+            return value
+          }
+        const value: unknown = Reflect.get(target, property, receiver)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    }) as KeyValueStore
+    const { subject } = await setup()
+    const app = buildApp({ ...deps, kv }, { clock: fixedClock('2026-11-22T12:00:00Z') })
+    const read = async () =>
+      (await request(app).get('/api/v1/key').set(bearer(subject.key)).expect(200)).body.data
+
+    reconnectDuringNextRead = true
+    expect((await read()).limit).toBe(10)
+    await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
+
+    expect((await read()).limit).toBe(20)
+  })
+
   it('when the UTC day (here also the week) turns, then the cached record of yesterday is not used', async () => {
     // 2026-11-22 is a Sunday.
     const clock = fixedClock('2026-11-22T23:59:59.000Z')
