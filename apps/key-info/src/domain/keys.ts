@@ -101,8 +101,9 @@ function checkUsable<K extends KeyRow>(key: K | null, now: Date): K {
   return key
 }
 
-export async function authenticate(deps: Pick<KeyDeps, 'keys' | 'clock'>, token: string): Promise<KeyRow> {
-  return checkUsable(await deps.keys.find(hashToken(token)), deps.clock.now())
+/** The key with this hash (SHA-256 of the bearer key), if it may be used now. */
+export async function authenticate(deps: Pick<KeyDeps, 'keys' | 'clock'>, hash: string): Promise<KeyRow> {
+  return checkUsable(await deps.keys.find(hash), deps.clock.now())
 }
 
 export function requireManagementKey(key: KeyRow): void {
@@ -112,11 +113,10 @@ export function requireManagementKey(key: KeyRow): void {
 
 // --- GET /api/v1/key ----------------------------------------------------------------------------
 
-/** The calling key's record: one bounded database read plus the day's free-model counter from kv. */
-export async function describeKey(deps: KeyDeps, token: string): Promise<KeyRecord> {
+/** The record of the key with this hash: one bounded (or cached) read plus the free-model count. */
+export async function describeKey(deps: KeyDeps, hash: string): Promise<KeyRecord> {
   const now = deps.clock.now()
   const windows = usageWindows(now)
-  const hash = hashToken(token)
   const [row, mirrored] = await Promise.all([
     deps.keys.findWithUsage(hash, windows),
     deps.freeModel.read(hash, windows.today).catch(() => null),

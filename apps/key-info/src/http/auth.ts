@@ -7,10 +7,11 @@ import { authenticate, type KeyDeps, requireManagementKey } from '../domain/keys
 import type { KeyRow } from '../domain/ports.ts'
 
 /**
- * Bearer key → per-key rate limit. The limit is spent before the database is asked, keyed by the
- * key's hash (never the key itself), so a flood on one key costs no queries once it is over.
+ * Bearer key → its SHA-256 hash (how keys are stored and named) → per-key rate limit. The limit
+ * is spent before the database is asked, keyed by the hash (never the key itself), so a flood on
+ * one key costs no queries once it is over.
  */
-export async function bearerToken(
+export async function bearerKeyHash(
   req: IncomingMessage,
   res: ServerResponse,
   limiter: RateLimiter,
@@ -19,10 +20,11 @@ export async function bearerToken(
   if (bearer.kind === 'missing') throw new ApiError('missing_authentication', 'Missing Authentication header')
   if (bearer.kind === 'wrong_scheme')
     throw new ApiError('invalid_api_key', 'Authorization header must use the Bearer scheme')
-  const decision = await limiter.consume(hashToken(bearer.token))
+  const hash = hashToken(bearer.token)
+  const decision = await limiter.consume(hash)
   setRateLimitHeaders(res, decision)
   if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
-  return bearer.token
+  return hash
 }
 
 /**
@@ -31,7 +33,7 @@ export async function bearerToken(
  */
 export function managementKey(limiter: RateLimiter, deps: Pick<KeyDeps, 'keys' | 'clock'>): RequestHandler {
   return async (req, res, next) => {
-    const caller = await authenticate(deps, await bearerToken(req, res, limiter))
+    const caller = await authenticate(deps, await bearerKeyHash(req, res, limiter))
     requireManagementKey(caller)
     res.locals.caller = caller
     next()

@@ -3,7 +3,7 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import { z } from 'zod'
 import { describeKey } from '../domain/keys.ts'
-import { bearerToken } from './auth.ts'
+import { bearerKeyHash } from './auth.ts'
 import type { RouteDeps } from './deps.ts'
 import { spendShape, ZDataRegions, ZError } from './schemas.ts'
 
@@ -43,8 +43,8 @@ export function keyRecordRoute(deps: RouteDeps): HotRoute {
     async handle(req, res) {
       // Key facts change with every usage event: no cache may keep them, errors included.
       res.setHeader('Cache-Control', 'no-store')
-      const token = await bearerToken(req, res, deps.limiter)
-      const data: TKeyRecord = await describeKey(deps.keys, token)
+      const hash = await bearerKeyHash(req, res, deps.limiter)
+      const data: TKeyRecord = await describeKey(deps.keys, hash)
       return { data }
     },
   }
