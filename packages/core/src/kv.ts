@@ -30,9 +30,10 @@ export interface KeyValueStore {
   /**
    * Calls `listener` each time a lost connection is back (not for the first one): the store may
    * have lost writes meanwhile (a restarted Redis), so what a process derived from it is suspect.
-   * Never called for memory, which cannot lose its contents and keep running.
+   * Never called for memory, which cannot lose its contents and keep running. Returns a function
+   * that removes the listener.
    */
-  onReconnect(listener: () => void): void
+  onReconnect(listener: () => void): () => void
   close(): Promise<void>
 }
 
@@ -52,9 +53,17 @@ export class RedisKeyValueStore implements KeyValueStore {
   readonly kind = 'redis' as const
   readonly redis: Redis
 
+  private readonly reconnectListeners = new Set<() => void>()
+
   constructor(redis: Redis, ownsClient = true) {
     this.redis = redis
     this.ownsClient = ownsClient
+    // One 'ready' handler for all onReconnect listeners, however many apps share this client.
+    let connected = redis.status === 'ready'
+    redis.on('ready', () => {
+      if (connected) for (const listener of this.reconnectListeners) listener()
+      connected = true
+    })
     redis.defineCommand('quartetIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL })
     redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
   }
@@ -120,12 +129,9 @@ export class RedisKeyValueStore implements KeyValueStore {
     await this.redis.ping()
   }
 
-  onReconnect(listener: () => void): void {
-    let connected = this.redis.status === 'ready'
-    this.redis.on('ready', () => {
-      if (connected) listener()
-      connected = true
-    })
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener)
+    return () => this.reconnectListeners.delete(listener)
   }
 
   async close(): Promise<void> {
@@ -219,7 +225,9 @@ export class MemoryKeyValueStore implements KeyValueStore {
 
   async ping(): Promise<void> {}
 
-  onReconnect(_listener: () => void): void {}
+  onReconnect(_listener: () => void): () => void {
+    return () => {}
+  }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper)

@@ -315,8 +315,10 @@ describeRedis('RedisKeyValueStore reconnect', () => {
     const kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvreconnect')}:`)
     const plain = new Redis(redisUrl!)
     let heard = 0
+    let removedHeard = 0
     try {
       kv.onReconnect(() => heard++)
+      kv.onReconnect(() => removedHeard++)()
       await kv.ping()
       expect(heard).toBe(0)
 
@@ -325,6 +327,7 @@ describeRedis('RedisKeyValueStore reconnect', () => {
       for (let i = 0; i < 100 && heard === 0; i++) await sleep(20)
 
       expect(heard).toBe(1)
+      expect(removedHeard).toBe(0)
       await kv.ping()
     } finally {
       await plain.quit()
