@@ -35,7 +35,7 @@ export const openApiDocument = () =>
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
   const cacheControl = deps.config.CACHE_CONTROL ?? DEFAULT_CACHE_CONTROL
-  const { app, metrics } = createHttpApp(
+  const { app, observe } = createHttpApp(
     {
       name: 'design-archive',
       logger: deps.logger,
@@ -57,6 +57,6 @@ export function createApp(deps: AppDeps): Express {
   )
   // Document hits skip express and the per-request access log unless DOCUMENT_ACCESS_LOG is on.
   if (!deps.config.DOCUMENT_ACCESS_LOG)
-    installDocumentFastPath(app, { cache: deps.releases, cacheControl, metrics })
+    installDocumentFastPath(app, { cache: deps.releases, cacheControl, observe })
   return app
 }

@@ -51,6 +51,11 @@ export interface HotRoute {
 export interface HttpApp {
   app: Express
   metrics: client.Registry
+  /**
+   * Counts one answer in the pipeline's request metrics, for answers given outside express (a
+   * fast path installed with answerBeforeExpress). `route` is the route template.
+   */
+  observe(method: string, route: string, status: number, seconds: number): void
 }
 
 /**
@@ -89,7 +94,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     string,
     { requests: { inc(): void }; duration: { observe(seconds: number): void } }
   >()
-  const seriesFor = (method: string, route: string, status: number) => {
+  const observe = (method: string, route: string, status: number, seconds: number) => {
     const key = `${method} ${status} ${route}`
     let found = series.get(key)
     if (!found) {
@@ -97,7 +102,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       found = { requests: requests.labels(labels), duration: duration.labels(labels) }
       series.set(key, found)
     }
-    return found
+    found.requests.inc()
+    found.duration.observe(seconds)
   }
 
   app.use(httpLogger(options.logger))
@@ -105,9 +111,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     const started = performance.now()
     rememberRouteTemplate(req)
     res.on('finish', () => {
-      const measured = seriesFor(req.method, routeTemplate(req), res.statusCode)
-      measured.requests.inc()
-      measured.duration.observe((performance.now() - started) / 1000)
+      observe(req.method, routeTemplate(req), res.statusCode, (performance.now() - started) / 1000)
     })
     next()
   })
@@ -143,9 +147,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       trackRequest(options.logger, req, res, () => proxyaddr(req, trust))
       // Counted when the answer is flushed, as the express pipeline counts: not when cut off.
       res.once('finish', () => {
-        const measured = seriesFor('GET', route.path, res.statusCode)
-        measured.requests.inc()
-        measured.duration.observe((performance.now() - started) / 1000)
+        observe('GET', route.path, res.statusCode, (performance.now() - started) / 1000)
       })
       for (const [name, value] of securityHeaders) res.setHeader(name, value)
       let status = 200
@@ -177,18 +179,34 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       if (id) res.setHeader('X-Request-Id', id)
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
-    // express's app(req, res) delegates to app.handle: the hot routes go in front of it.
-    const expressApp = app as unknown as {
-      handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void
-    }
-    const handle = expressApp.handle.bind(app)
-    expressApp.handle = (req, res, next) => {
+    answerBeforeExpress(app, (req, res) => {
       const route = req.method === 'GET' && !hasBody(req) ? routes.get(req.url ?? '') : undefined
-      if (route) serveHot(route, req, res).catch((err: unknown) => lastResort(req, res, err))
-      else handle(req, res, next)
-    }
+      if (!route) return false
+      serveHot(route, req, res).catch((err: unknown) => lastResort(req, res, err))
+      return true
+    })
   }
-  return { app, metrics }
+  return { app, metrics, observe }
+}
+
+/**
+ * Puts `answer` in front of express: it sees every request first and returns true when it has
+ * taken it (express never sees that one), false to let express handle it as usual. Works for
+ * `app.listen`, `http.createServer(app)` and supertest alike (express's app(req, res) delegates
+ * to app.handle). Whoever answers here owns what the pipeline would have done: request id,
+ * security headers, metrics (HttpApp.observe), errors.
+ */
+export function answerBeforeExpress(
+  app: Express,
+  answer: (req: IncomingMessage, res: ServerResponse) => boolean,
+): void {
+  const expressApp = app as unknown as {
+    handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void
+  }
+  const handle = expressApp.handle.bind(app)
+  expressApp.handle = (req, res, next) => {
+    if (!answer(req, res)) handle(req, res, next)
+  }
 }
 
 /** A JSON answer, with the Content-Type express's res.json gives. */

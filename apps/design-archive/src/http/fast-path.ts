@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { requestIdFor } from '@quartet/core/log'
 import type { Express } from 'express'
-import type { HttpApp } from '@quartet/core/http'
+import { answerBeforeExpress, type HttpApp } from '@quartet/core/http'
 import { BASE_PATH, isDocumentName } from '../domain/documents.ts'
 import type { ReleaseCache } from '../domain/release-cache.ts'
 import type { ServedDocument, ServedRelease } from '../domain/release-cache.ts'
@@ -16,14 +16,6 @@ import { negotiateEncoding } from './negotiation.ts'
 
 const ROUTE = `${BASE_PATH}/:document`
 
-type Labels = { method: string; route: string; status: string }
-interface LabeledCounter {
-  labels(labels: Labels): { inc(): void }
-}
-interface LabeledHistogram {
-  labels(labels: Labels): { observe(value: number): void }
-}
-
 /**
  * The hot path: GET, HEAD and OPTIONS of a document of the active release, with no query
  * string, answered straight from memory before express, its router and per-request logging run.
@@ -33,28 +25,9 @@ interface LabeledHistogram {
  */
 export function installDocumentFastPath(
   app: Express,
-  options: { cache: ReleaseCache; cacheControl: string; metrics: HttpApp['metrics'] },
+  options: { cache: ReleaseCache; cacheControl: string; observe: HttpApp['observe'] },
 ): void {
-  // The two metrics createHttpApp registers; observed here with the same labels it uses.
-  const requests = options.metrics.getSingleMetric('http_requests_total') as unknown as LabeledCounter
-  const duration = options.metrics.getSingleMetric(
-    'http_request_duration_seconds',
-  ) as unknown as LabeledHistogram
   const prefix = `${BASE_PATH}/`
-  // The labelled series are looked up once per (method, status), not hashed on every request.
-  const series = new Map<string, { inc(): void; observe(value: number): void }>()
-  const seriesFor = (method: string, status: number) => {
-    const key = `${method} ${status}`
-    let found = series.get(key)
-    if (!found) {
-      const labels = { method, route: ROUTE, status: String(status) }
-      const counter = requests.labels(labels)
-      const histogram = duration.labels(labels)
-      found = { inc: () => counter.inc(), observe: (v: number) => histogram.observe(v) }
-      series.set(key, found)
-    }
-    return found
-  }
 
   const serveFast = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url
@@ -96,9 +69,7 @@ export function installDocumentFastPath(
       }
       res.end(body)
     }
-    const measured = seriesFor(method, res.statusCode)
-    measured.inc()
-    measured.observe(Number(process.hrtime.bigint() - started) / 1e9)
+    options.observe(method, ROUTE, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9)
     return true
   }
 
@@ -132,12 +103,5 @@ export function installDocumentFastPath(
     return blocks
   }
 
-  // express's app(req, res) delegates to app.handle; put the fast path in front of it.
-  const expressApp = app as unknown as {
-    handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void
-  }
-  const handle = expressApp.handle.bind(app)
-  expressApp.handle = (req, res, next) => {
-    if (!serveFast(req, res)) handle(req, res, next)
-  }
+  answerBeforeExpress(app, serveFast)
 }
