@@ -28,6 +28,17 @@ async function setup(clock = fixedClock('2026-11-22T12:00:00Z'), options: { toke
   return { admin, subject, reader, writer, read, post, clock }
 }
 
+/** The test kv with some methods replaced: a kv that fails, or whose reconnects a test fires. */
+function kvWith(overrides: Partial<KeyValueStore>): KeyValueStore {
+  return new Proxy(deps.kv, {
+    get(target, property, receiver) {
+      if (property in overrides) return overrides[property as keyof KeyValueStore]
+      const value: unknown = Reflect.get(target, property, receiver)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
 /** A change made around the service (SQL by hand): only the cache's maximum age covers it. */
 const setLimitBehindTheServicesBack = (hash: string, micros: bigint) =>
   deps.db.apiKey.update({ where: { hash }, data: { limitMicros: micros } })
@@ -169,13 +180,12 @@ describe('the key record cache', () => {
 
   it('when the kv connection comes back (Redis restarted or failed over), then every cached record is dropped', async () => {
     const reconnected: Array<() => void> = []
-    const kv = new Proxy(deps.kv, {
-      get(target, property, receiver) {
-        if (property === 'onReconnect') return (listener: () => void) => reconnected.push(listener)
-        const value: unknown = Reflect.get(target, property, receiver)
-        return typeof value === 'function' ? value.bind(target) : value
+    const kv = kvWith({
+      onReconnect: (listener) => {
+        reconnected.push(listener)
+        return () => {}
       },
-    }) as KeyValueStore
+    })
     const { subject } = await setup()
     const app = buildApp({ ...deps, kv }, { clock: fixedClock('2026-11-22T12:00:00Z') })
     const read = async () =>
@@ -192,22 +202,20 @@ describe('the key record cache', () => {
   it('when the kv connection comes back while a read is under way, then that read is not cached', async () => {
     const reconnected: Array<() => void> = []
     let reconnectDuringNextRead = false
-    const kv = new Proxy(deps.kv, {
-      get(target, property, receiver) {
-        if (property === 'onReconnect') return (listener: () => void) => reconnected.push(listener)
-        if (property === 'get')
-          return async (key: string) => {
-            const value = await target.get(key)
-            if (reconnectDuringNextRead && key.startsWith('key-version:')) {
-              reconnectDuringNextRead = false
-              for (const listener of reconnected) listener()
-            }
-            return value
-          }
-        const value: unknown = Reflect.get(target, property, receiver)
-        return typeof value === 'function' ? value.bind(target) : value
+    const kv = kvWith({
+      onReconnect: (listener) => {
+        reconnected.push(listener)
+        return () => {}
       },
-    }) as KeyValueStore
+      get: async (key) => {
+        const value = await deps.kv.get(key)
+        if (reconnectDuringNextRead && key.startsWith('key-version:')) {
+          reconnectDuringNextRead = false
+          for (const listener of reconnected) listener()
+        }
+        return value
+      },
+    })
     const { subject } = await setup()
     const app = buildApp({ ...deps, kv }, { clock: fixedClock('2026-11-22T12:00:00Z') })
     const read = async () =>
@@ -234,16 +242,11 @@ describe('the key record cache', () => {
 
   it('when kv cannot be read, then reads go to the database and stay correct', async () => {
     const { subject } = await setup()
-    const failing = new Proxy(deps.kv, {
-      get(target, property, receiver) {
-        if (property === 'get')
-          return async () => {
-            throw new Error('kv down')
-          }
-        const value: unknown = Reflect.get(target, property, receiver)
-        return typeof value === 'function' ? value.bind(target) : value
+    const failing = kvWith({
+      get: async () => {
+        throw new Error('kv down')
       },
-    }) as KeyValueStore
+    })
     const app = buildApp({ ...deps, kv: failing }, { clock: fixedClock('2026-11-22T12:00:00Z') })
     await request(app).get('/api/v1/key').set(bearer(subject.key)).expect(200)
     await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
