@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import express, { type Express, type Request, type RequestHandler } from 'express'
 import helmet from 'helmet'
 import client from 'prom-client'
@@ -109,7 +109,6 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   app.use(httpLogger(options.logger))
   app.use((req, res, next) => {
     const started = performance.now()
-    rememberRouteTemplate(req)
     res.on('finish', () => {
       observe(req.method, routeTemplate(req), res.statusCode, (performance.now() - started) / 1000)
     })
@@ -258,26 +257,30 @@ function routeTemplate(req: Request): string {
   return 'unmatched'
 }
 
-const ROUTE_TEMPLATE = Symbol('routeTemplate')
+const ROUTE_TEMPLATE = Symbol.for('quartet.routeTemplate')
+const ROUTE = Symbol.for('quartet.route')
+type Routed = IncomingMessage & { baseUrl?: string; [ROUTE]?: unknown; [ROUTE_TEMPLATE]?: string }
 
 /**
  * A router restores `req.baseUrl` when an error (or `next()`) leaves it, so by `finish` a route
- * under `app.use('/api/v1', router)` that threw would read `/keys/:hash`, not `/api/v1/keys/:hash`. Record the full
- * template at the moment the router assigns `req.route`, while `baseUrl` is still its own.
+ * under `app.use('/api/v1', router)` that threw would read `/keys/:hash`, not `/api/v1/keys/:hash`.
+ * Record the full template at the moment the router assigns `req.route`, while `baseUrl` is still
+ * its own: through one accessor on the prototype every request shares (express's request
+ * inherits from it), not one defined on each request, which would give every request its own
+ * hidden class and keep request garbage alive through young-generation GCs (see log.ts).
  */
-function rememberRouteTemplate(req: Request): void {
-  let route: unknown
-  Object.defineProperty(req, 'route', {
-    configurable: true,
-    enumerable: true,
-    get: () => route,
-    set: (value: { path?: unknown } | undefined) => {
-      route = value
-      ;(req as Request & { [ROUTE_TEMPLATE]?: string })[ROUTE_TEMPLATE] =
-        value && typeof value.path === 'string' ? `${req.baseUrl}${value.path}` : undefined
-    },
-  })
-}
+Object.defineProperty(IncomingMessage.prototype, 'route', {
+  configurable: true,
+  enumerable: false,
+  get(this: Routed): unknown {
+    return this[ROUTE]
+  },
+  set(this: Routed, value: { path?: unknown } | undefined) {
+    this[ROUTE] = value
+    this[ROUTE_TEMPLATE] =
+      value && typeof value.path === 'string' ? `${this.baseUrl}${value.path}` : undefined
+  },
+})
 
 function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
   return async (req, res) => {

