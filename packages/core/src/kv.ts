@@ -23,6 +23,13 @@ export interface KeyValueStore {
    * counter is missing or already zero (nothing changed). Atomic under concurrency.
    */
   decrIfPositive(key: string): Promise<number | null>
+  /**
+   * One hit on a fixed-window counter, with reads on the side, in one step (one Redis command):
+   * adds `by` to the counter `key` (created with `windowMs` to live, which later hits keep),
+   * and reads the keys `reads`. A rate limiter's primitive, so it fails at once while the store
+   * is not connected, rather than queueing behind a reconnect: the caller has a fallback.
+   */
+  hitWindow(key: string, by: number, windowMs: number, reads?: string[]): Promise<WindowHit>
   /** Remaining time to live in ms; null when the key is missing or has no expiry. */
   ttlMs(key: string): Promise<number | null>
   /** Reachability probe for /readyz. */
@@ -37,12 +44,33 @@ export interface KeyValueStore {
   close(): Promise<void>
 }
 
+export interface WindowHit {
+  /** The counter after this hit. */
+  count: number
+  /** Milliseconds until the window ends and the counter is gone. */
+  ttlMs: number
+  /** The values of `reads`, in order; null for a missing key. */
+  values: Array<string | null>
+}
+
 // --- Redis --------------------------------------------------------------------------------------
 
 const INCR_WITH_TTL = `
 local v = redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return v`
+
+const HIT_WINDOW = `
+redis.call('SET', KEYS[1], 0, 'PX', ARGV[2], 'NX')
+local count = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+local out = {count, ttl}
+for i = 2, #KEYS do out[i + 1] = redis.call('GET', KEYS[i]) end
+return out`
 
 const DECR_IF_POSITIVE = `
 local v = tonumber(redis.call('GET', KEYS[1]))
@@ -66,7 +94,17 @@ export class RedisKeyValueStore implements KeyValueStore {
     })
     redis.defineCommand('quartetIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL })
     redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
+    // The number of keys is given per call: the counter and the reads.
+    redis.defineCommand('quartetHitWindow', { lua: HIT_WINDOW })
+    this.untilFirstConnection = firstConnection(redis)
   }
+
+  /**
+   * A client still making its first connection is not 'ready', so a freshly started replica's
+   * first hitWindow calls would fail (and its limiter count in memory, apart from its peers):
+   * they wait for that first connection, bounded.
+   */
+  private readonly untilFirstConnection: () => Promise<void>
 
   private readonly ownsClient: boolean
 
@@ -77,7 +115,12 @@ export class RedisKeyValueStore implements KeyValueStore {
         maxRetriesPerRequest: 2,
         enableOfflineQueue: true,
         lazyConnect: false,
-        enableAutoPipelining: true,
+        // No auto-pipelining: it saves a write per command when several go out in one tick, but
+        // keeps every batch's commands reachable from long-lived pipeline state, so under load a
+        // large share of short-lived objects survived young-generation GCs (pauses of several ms,
+        // measured on key-info's hot route). A hot path that needs several values asks for them
+        // in one command instead (rate-limit.ts consumeAndRead).
+        enableAutoPipelining: false,
       }),
     )
   }
@@ -118,6 +161,22 @@ export class RedisKeyValueStore implements KeyValueStore {
     const redis = this.redis as Redis & { quartetDecrIfPositive(k: string): Promise<number | null> }
     const v = await redis.quartetDecrIfPositive(key)
     return v === null ? null : Number(v)
+  }
+
+  async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
+    integer(by)
+    const ttl = positive(windowMs)
+    await this.untilFirstConnection()
+    if (this.redis.status !== 'ready') throw new Error(`kv not connected (${this.redis.status})`)
+    const redis = this.redis as Redis & {
+      quartetHitWindow(
+        numberOfKeys: number,
+        ...args: Array<string | number>
+      ): Promise<[number, number, ...Array<string | null>]>
+    }
+    const [count, ttlMs, ...values] = await redis.quartetHitWindow(1 + reads.length, key, ...reads, by, ttl)
+    // A missing key comes back as a nil bulk reply (Lua false): null.
+    return { count, ttlMs, values: reads.map((_, i) => values[i] ?? null) }
   }
 
   async ttlMs(key: string): Promise<number | null> {
@@ -218,6 +277,19 @@ export class MemoryKeyValueStore implements KeyValueStore {
     return current - 1
   }
 
+  async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
+    integer(by)
+    const entry = this.live(key)
+    const count = (entry ? parseCounter(entry.value, key) : 0) + by
+    const expiresAt = entry?.expiresAt ?? this.now() + positive(windowMs)
+    this.entries.set(key, { value: String(count), expiresAt })
+    return {
+      count,
+      ttlMs: expiresAt - this.now(),
+      values: reads.map((read) => this.live(read)?.value ?? null),
+    }
+  }
+
   async ttlMs(key: string): Promise<number | null> {
     const entry = this.live(key)
     return entry?.expiresAt == null ? null : entry.expiresAt - this.now()
@@ -232,6 +304,26 @@ export class MemoryKeyValueStore implements KeyValueStore {
   async close(): Promise<void> {
     clearInterval(this.sweeper)
     this.sweeper = undefined
+  }
+}
+
+/** Resolves once the client is first ready, or after `timeoutMs`, whichever comes first. */
+function firstConnection(redis: Redis, timeoutMs = 2000): () => Promise<void> {
+  let pending: Promise<void> | undefined =
+    redis.status === 'ready'
+      ? undefined
+      : new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs)
+          timer.unref()
+          redis.once('ready', () => {
+            clearTimeout(timer)
+            resolve()
+          })
+        }).then(() => {
+          pending = undefined
+        })
+  return async () => {
+    if (pending) await pending
   }
 }
 

@@ -1,9 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Request, RequestHandler } from 'express'
-import type { Redis } from 'ioredis'
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { ApiError } from './errors.ts'
-import type { KeyValueStore } from './kv.ts'
+import { type KeyValueStore, MemoryKeyValueStore, type WindowHit } from './kv.ts'
 
 export interface RateLimitDecision {
   allowed: boolean
@@ -17,12 +15,25 @@ export interface RateLimiter {
   readonly durationSec: number
   /** Spend `cost` points for `key`. Never throws for a refusal: look at `allowed`. */
   consume(key: string, cost?: number): Promise<RateLimitDecision>
+  /**
+   * `consume`, and read the kv keys `reads` in the same round trip: with Redis, one command for
+   * a hot path that needs both. `values` follows `reads` (null for a missing key), or is null
+   * when kv could not be read (the decision then came from the in-memory insurance limiter).
+   */
+  consumeAndRead(key: string, reads: string[], cost?: number): Promise<DecisionAndValues>
+}
+
+export interface DecisionAndValues {
+  decision: RateLimitDecision
+  values: Array<string | null> | null
 }
 
 /**
- * A fixed-window limiter on rate-limiter-flexible. With Redis, counts are shared by every replica
- * and an in-memory insurance limiter takes over while Redis is unreachable (fail soft, still
- * limited); without Redis, memory alone (single node).
+ * A fixed-window limiter on kv's hitWindow: with Redis, counts are shared by every replica (one
+ * command per call, reads included) and an in-process memory store takes over while Redis is
+ * unreachable (fail soft, still limited, per process); with memory kv, that alone (single node).
+ * Counter keys are `rl:<name>:<key>`, the names rate-limiter-flexible's RateLimiterRedis used
+ * before this replaced it, so counts carry over a deploy.
  */
 export function createRateLimiter(options: {
   kv: KeyValueStore
@@ -31,68 +42,32 @@ export function createRateLimiter(options: {
   points: number
   durationSec: number
 }): RateLimiter {
-  const { points, durationSec, name } = options
-  const memory = new RateLimiterMemory({ points, duration: durationSec, keyPrefix: `rl:${name}` })
-  const redis = options.kv.kind === 'redis' ? (options.kv as unknown as { redis: Redis }).redis : undefined
-  const untilFirstConnection = redis ? firstConnection(redis) : async () => {}
-  const limiter = redis
-    ? new RateLimiterRedis({
-        storeClient: redis,
-        points,
-        duration: durationSec,
-        keyPrefix: `rl:${name}`,
-        insuranceLimiter: memory,
-        rejectIfRedisNotReady: true,
-      })
-    : memory
-
+  const { points, durationSec, name, kv } = options
+  const insurance = new MemoryKeyValueStore()
+  const windowMs = durationSec * 1000
+  const decisionOf = (hit: WindowHit): RateLimitDecision => ({
+    allowed: hit.count <= points,
+    limit: points,
+    remaining: Math.max(0, points - hit.count),
+    resetAt: new Date(Date.now() + hit.ttlMs),
+  })
+  const consumeAndRead = async (key: string, reads: string[], cost: number): Promise<DecisionAndValues> => {
+    if (!Number.isSafeInteger(cost) || cost < 1)
+      throw new Error(`rate limit cost must be a positive integer, got ${cost}`)
+    const counter = `rl:${name}:${key}`
+    try {
+      const hit = await kv.hitWindow(counter, cost, windowMs, reads)
+      return { decision: decisionOf(hit), values: hit.values }
+    } catch {
+      // kv failed this call (Redis down or not connected): count in this process, read nothing.
+      return { decision: decisionOf(await insurance.hitWindow(counter, cost, windowMs)), values: null }
+    }
+  }
   return {
     points,
     durationSec,
-    async consume(key, cost = 1) {
-      await untilFirstConnection()
-      try {
-        const res = await limiter.consume(key, cost)
-        return decision(true, points, res)
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) return decision(false, points, rejection)
-        throw rejection
-      }
-    },
-  }
-}
-
-/**
- * With `rejectIfRedisNotReady`, a client that is still making its first connection counts as
- * down, so a freshly started replica would count its first requests in memory only, apart from
- * its peers. Wait (bounded) for that first connection; after it, a lost connection fails over to
- * the insurance limiter at once.
- */
-function firstConnection(redis: Redis, timeoutMs = 2000): () => Promise<void> {
-  let pending: Promise<void> | undefined =
-    redis.status === 'ready'
-      ? undefined
-      : new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, timeoutMs)
-          timer.unref()
-          redis.once('ready', () => {
-            clearTimeout(timer)
-            resolve()
-          })
-        }).then(() => {
-          pending = undefined
-        })
-  return async () => {
-    if (pending) await pending
-  }
-}
-
-function decision(allowed: boolean, limit: number, res: RateLimiterRes): RateLimitDecision {
-  return {
-    allowed,
-    limit,
-    remaining: Math.max(0, res.remainingPoints),
-    resetAt: new Date(Date.now() + res.msBeforeNext),
+    consume: async (key, cost = 1) => (await consumeAndRead(key, [], cost)).decision,
+    consumeAndRead: (key, reads, cost = 1) => consumeAndRead(key, reads, cost),
   }
 }
 

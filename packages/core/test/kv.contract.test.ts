@@ -230,6 +230,48 @@ function keyValueStoreContract(backend: Backend): void {
     })
   })
 
+  describe('hitWindow', () => {
+    it('when a window is hit, then it counts from zero, keeps its first TTL, and reads the other keys in order', async () => {
+      const [k, a, b] = [key('hits'), key('read-a'), key('read-b')]
+      await kv.set(b, 'bee')
+
+      const first = await kv.hitWindow(k, 2, 300, [a, b])
+      await sleep(50)
+      const second = await kv.hitWindow(k, 1, 60_000, [b, a])
+
+      expect(first).toMatchObject({ count: 2, values: [null, 'bee'] })
+      expect(first.ttlMs).toBeGreaterThan(200)
+      expect(first.ttlMs).toBeLessThanOrEqual(300)
+      expect(second).toMatchObject({ count: 3, values: ['bee', null] })
+      expect(second.ttlMs).toBeLessThan(first.ttlMs)
+      await expect(kv.get(k)).resolves.toBe('3')
+    })
+
+    it('when no reads are asked for, then values is empty; when the window has passed, the count starts again', async () => {
+      const k = key('hits-reset')
+      await expect(kv.hitWindow(k, 3, 100)).resolves.toMatchObject({ count: 3, values: [] })
+      await sleep(200)
+
+      await expect(kv.hitWindow(k, 1, 1000)).resolves.toMatchObject({ count: 1 })
+    })
+
+    it('when 50 hits race, then each sees a distinct count and the counter ends at exactly 50', async () => {
+      const k = key('hits-race')
+
+      const hits = await Promise.all(Array.from({ length: 50 }, () => kv.hitWindow(k, 1, 10_000)))
+
+      expect(hits.map((h) => h.count).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      )
+      await expect(kv.get(k)).resolves.toBe('50')
+    })
+
+    it('when the amount is not an integer or the window not positive, then it refuses', async () => {
+      await expect(kv.hitWindow(key('bad'), 1.5, 1000)).rejects.toThrow()
+      await expect(kv.hitWindow(key('bad'), 1, 0)).rejects.toThrow()
+    })
+  })
+
   describe('decrIfPositive', () => {
     it('when the counter is missing, then it is null and the key stays missing', async () => {
       const k = key('stock-missing')
@@ -298,12 +340,15 @@ describeRedis('RedisKeyValueStore key prefix', () => {
       await kv.incrWithTtl('hits', 3, 10_000)
       await kv.set('stock', '4')
       await kv.decrIfPositive('stock')
+      const window = await kv.hitWindow('window', 1, 10_000, ['stock', 'hits'])
 
       await expect(plain.get(`${prefix}hits`)).resolves.toBe('3')
       await expect(plain.get(`${prefix}stock`)).resolves.toBe('3')
-      await expect(plain.exists('hits', 'stock')).resolves.toBe(0)
+      await expect(plain.get(`${prefix}window`)).resolves.toBe('1')
+      expect(window.values).toEqual(['3', '3'])
+      await expect(plain.exists('hits', 'stock', 'window')).resolves.toBe(0)
     } finally {
-      await plain.del(`${prefix}hits`, `${prefix}stock`)
+      await plain.del(`${prefix}hits`, `${prefix}stock`, `${prefix}window`)
       await plain.quit()
       await kv.close()
     }
@@ -331,6 +376,28 @@ describeRedis('RedisKeyValueStore reconnect', () => {
       await kv.ping()
     } finally {
       await plain.quit()
+      await kv.close()
+    }
+  })
+})
+
+describeRedis('RedisKeyValueStore hitWindow while not connected', () => {
+  it('when the connection is gone, then hitWindow fails at once instead of queueing, and works again once back', async () => {
+    const kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvhitdown')}:`)
+    try {
+      await kv.ping()
+      kv.redis.disconnect(true)
+      // ioredis notices the closed socket on the next turns; it then waits ≥ 50 ms to reconnect.
+      while (kv.redis.status === 'ready') await sleep(1)
+      const started = Date.now()
+
+      await expect(kv.hitWindow('hits', 1, 10_000)).rejects.toThrow(/not connected/)
+      expect(Date.now() - started).toBeLessThan(500)
+
+      for (let i = 0; i < 100 && (kv.redis.status as string) !== 'ready'; i++) await sleep(20)
+      await expect(kv.hitWindow('hits', 1, 10_000)).resolves.toMatchObject({ count: 1 })
+    } finally {
+      await kv.redis.del('hits')
       await kv.close()
     }
   })

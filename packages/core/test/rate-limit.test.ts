@@ -102,6 +102,39 @@ describe.each(backends)('createRateLimiter over $name kv', ({ name, available })
     expect(decisions.filter((d) => d.allowed)).toHaveLength(5)
   })
 
+  it('when consumeAndRead is used, then it spends from the same window as consume and brings the values back', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 2, durationSec: 60 })
+    const [present, absent] = [`present-${limiterName()}`, `absent-${limiterName()}`]
+    await kv.set(present, 'here', 60_000)
+
+    const first = await limiter.consume('client-a')
+    const second = await limiter.consumeAndRead('client-a', [absent, present])
+    const third = await limiter.consumeAndRead('client-a', [present])
+
+    expect([first.allowed, second.decision.allowed, third.decision.allowed]).toEqual([true, true, false])
+    expect(second.values).toEqual([null, 'here'])
+    expect(third.values).toEqual(['here'])
+  })
+
+  it('when kv fails, then the limit still holds (counted in this process) and consumeAndRead reads nothing', async () => {
+    const failing: KeyValueStore = Object.assign(Object.create(kv) as KeyValueStore, {
+      hitWindow: async () => {
+        throw new Error('kv down')
+      },
+    })
+    const limiter = createRateLimiter({ kv: failing, name: limiterName(), points: 2, durationSec: 60 })
+
+    const decisions = [
+      await limiter.consumeAndRead('client-a', ['anything']),
+      await limiter.consumeAndRead('client-a', ['anything']),
+      await limiter.consumeAndRead('client-a', ['anything']),
+    ]
+
+    expect(decisions.map((d) => d.decision.allowed)).toEqual([true, true, false])
+    expect(decisions.map((d) => d.values)).toEqual([null, null, null])
+    expect(decisions[2]!.decision.resetAt.getTime()).toBeGreaterThan(Date.now())
+  })
+
   describe('rateLimitMiddleware through express', () => {
     function appWith(points: number) {
       const app = express()
@@ -162,6 +195,36 @@ describe.each(backends)('createRateLimiter over $name kv', ({ name, available })
 const describeRedis = redisUrl ? describe : describe.skip
 
 describeRedis('createRateLimiter over Redis shared by replicas', () => {
+  it('when the Redis connection is lost, then requests are limited in memory at once, and shared again once it is back', async () => {
+    const prefix = `${uniqueName('rldown')}:`
+    const kv = RedisKeyValueStore.connect(redisUrl!, prefix)
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 2, durationSec: 60 })
+    try {
+      await expect(limiter.consume('client')).resolves.toMatchObject({ allowed: true, remaining: 1 })
+      kv.redis.disconnect(true)
+      while (kv.redis.status === 'ready') await new Promise((r) => setTimeout(r, 1))
+
+      // Memory starts its own count: this process alone, still limited.
+      const down = [
+        await limiter.consume('client'),
+        await limiter.consume('client'),
+        await limiter.consume('client'),
+      ]
+      expect(down.map((d) => d.allowed)).toEqual([true, true, false])
+
+      for (let i = 0; i < 100 && (kv.redis.status as string) !== 'ready'; i++)
+        await new Promise((r) => setTimeout(r, 20))
+      await expect(limiter.consume('client')).resolves.toMatchObject({ allowed: true, remaining: 0 })
+      await expect(limiter.consume('client')).resolves.toMatchObject({ allowed: false })
+    } finally {
+      const plain = new Redis(redisUrl!)
+      const keys = await plain.keys(`${prefix}*`)
+      if (keys.length) await plain.del(...keys)
+      await plain.quit()
+      await kv.close()
+    }
+  })
+
   it('when two replicas with fresh connections share one limiter name, then they share one count', async () => {
     const prefix = `${uniqueName('rlshared')}:`
     const replicaA = RedisKeyValueStore.connect(redisUrl!, prefix)
