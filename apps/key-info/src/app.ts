@@ -62,6 +62,7 @@ export function createApp(deps: AppDeps): Express {
   }
   const routeDeps = {
     keys,
+    readAhead: stores.readAhead,
     usage: { usage: stores.usage, freeModel: stores.freeModel, clock },
     limiter: createRateLimiter({
       kv: deps.kv,

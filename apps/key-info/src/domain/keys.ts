@@ -6,6 +6,7 @@ import { microsToUsd } from './money.ts'
 import type {
   DataRegion,
   FreeModelCounter,
+  KeyKvFacts,
   KeyPatch,
   KeyRow,
   KeyStore,
@@ -113,14 +114,23 @@ export function requireManagementKey(key: KeyRow): void {
 
 // --- GET /api/v1/key ----------------------------------------------------------------------------
 
-/** The record of the key with this hash: one bounded (or cached) read plus the free-model count. */
-export async function describeKey(deps: KeyDeps, hash: string): Promise<KeyRecord> {
-  const now = deps.clock.now()
+/**
+ * The record of the key with this hash: one bounded (or cached) read plus the free-model count.
+ * `ahead` carries what kv held for it when the caller read that already (KeyReadAhead), at `now`.
+ */
+export async function describeKey(
+  deps: KeyDeps,
+  hash: string,
+  ahead?: KeyKvFacts & { now: Date },
+): Promise<KeyRecord> {
+  const now = ahead?.now ?? deps.clock.now()
   const windows = usageWindows(now)
-  const [row, mirrored] = await Promise.all([
-    deps.keys.findWithUsage(hash, windows),
-    deps.freeModel.read(hash, windows.today).catch(() => null),
-  ])
+  const [row, mirrored] = ahead
+    ? [await deps.keys.findWithUsage(hash, windows, ahead.version), ahead.freeModelToday]
+    : await Promise.all([
+        deps.keys.findWithUsage(hash, windows),
+        deps.freeModel.read(hash, windows.today).catch(() => null),
+      ])
   const key = checkUsable(row, now)
   // Postgres holds the durable count; kv only ever mirrors committed totals, so the larger of the
   // two is the count: a lost kv cannot reset it, and kv can never hold more than was committed.

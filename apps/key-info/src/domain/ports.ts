@@ -69,9 +69,19 @@ export interface KeyPatch {
   allowedDataRegions?: DataRegion[]
 }
 
+/**
+ * A key's version token (see store/key-record-cache.ts) as the caller already read it from kv:
+ * the token (null when kv holds none) and when it was asked for (`performance.now()` just before
+ * the read was sent), or 'unreadable' when kv could not be read.
+ */
+export type KnownVersion = { token: string | null; askedAt: number } | 'unreadable'
+
 export interface KeyStore {
-  /** The key and its window sums in one bounded read (key row + at most ~37 rollup rows). */
-  findWithUsage(hash: string, windows: UsageWindows): Promise<KeyWithUsage | null>
+  /**
+   * The key and its window sums in one bounded read (key row + at most ~37 rollup rows), or a
+   * cached copy still current by the key's version token (read from kv unless `known`).
+   */
+  findWithUsage(hash: string, windows: UsageWindows, known?: KnownVersion): Promise<KeyWithUsage | null>
   find(hash: string): Promise<KeyRow | null>
   listWithUsage(
     workspaceId: string,
@@ -134,4 +144,25 @@ export interface FreeModelCounter {
   read(keyHash: string, day: string): Promise<number | null>
   /** Raise the mirror to a committed total (never lowers it), expiring after the day. */
   raise(keyHash: string, day: string, total: number, ttlMs: number): Promise<void>
+}
+
+/** What reading a key's record takes from kv, given ahead of the read. */
+export interface KeyKvFacts {
+  version: KnownVersion
+  /** Today's free-model mirror; null when there is none or kv could not be read. */
+  freeModelToday: number | null
+}
+
+/**
+ * The kv values reading a key's record uses (its version token, today's free-model mirror),
+ * named so that a caller can fetch them in a round trip it makes anyway (GET /api/v1/key: in the
+ * rate-limit step's command), and what they say.
+ */
+export interface KeyReadAhead {
+  kvKeys(hash: string, now: Date): string[]
+  /**
+   * The values of kvKeys' keys in order, or null when kv could not be read; `askedAt` is
+   * `performance.now()` from just before they were asked for.
+   */
+  decode(values: Array<string | null> | null, askedAt: number): KeyKvFacts
 }

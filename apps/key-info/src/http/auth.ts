@@ -1,29 +1,42 @@
 import { hashToken, parseBearer } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
-import { type RateLimiter, rateLimitError, setRateLimitHeaders } from '@quartet/core/rate-limit'
+import {
+  type RateLimitDecision,
+  type RateLimiter,
+  rateLimitError,
+  setRateLimitHeaders,
+} from '@quartet/core/rate-limit'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { RequestHandler, Response } from 'express'
 import { authenticate, type KeyDeps, requireManagementKey } from '../domain/keys.ts'
 import type { KeyRow } from '../domain/ports.ts'
 
+/** Bearer key → its SHA-256 hash (how keys are stored and named): 401 when there is none. */
+export function bearerHash(req: IncomingMessage): string {
+  const bearer = parseBearer(req.headers.authorization)
+  if (bearer.kind === 'missing') throw new ApiError('missing_authentication', 'Missing Authentication header')
+  if (bearer.kind === 'wrong_scheme')
+    throw new ApiError('invalid_api_key', 'Authorization header must use the Bearer scheme')
+  return hashToken(bearer.token)
+}
+
+/** The per-key rate limit's answer: its headers on every response, and the 429 when refused. */
+export function admit(res: ServerResponse, decision: RateLimitDecision): void {
+  setRateLimitHeaders(res, decision)
+  if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
+}
+
 /**
- * Bearer key → its SHA-256 hash (how keys are stored and named) → per-key rate limit. The limit
- * is spent before the database is asked, keyed by the hash (never the key itself), so a flood on
- * one key costs no queries once it is over.
+ * Bearer key → its hash → per-key rate limit. The limit is spent before the database is asked,
+ * keyed by the hash (never the key itself), so a flood on one key costs no queries once it is over.
  */
 export async function bearerKeyHash(
   req: IncomingMessage,
   res: ServerResponse,
   limiter: RateLimiter,
 ): Promise<string> {
-  const bearer = parseBearer(req.headers.authorization)
-  if (bearer.kind === 'missing') throw new ApiError('missing_authentication', 'Missing Authentication header')
-  if (bearer.kind === 'wrong_scheme')
-    throw new ApiError('invalid_api_key', 'Authorization header must use the Bearer scheme')
-  const hash = hashToken(bearer.token)
-  const decision = await limiter.consume(hash)
-  setRateLimitHeaders(res, decision)
-  if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
+  const hash = bearerHash(req)
+  admit(res, await limiter.consume(hash))
   return hash
 }
 

@@ -3,7 +3,7 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import { z } from 'zod'
 import { describeKey } from '../domain/keys.ts'
-import { bearerKeyHash } from './auth.ts'
+import { admit, bearerHash } from './auth.ts'
 import type { RouteDeps } from './deps.ts'
 import { spendShape, ZDataRegions, ZError } from './schemas.ts'
 
@@ -43,8 +43,15 @@ export function keyRecordRoute(deps: RouteDeps): HotRoute {
     async handle(req, res) {
       // Key facts change with every usage event: no cache may keep them, errors included.
       res.setHeader('Cache-Control', 'no-store')
-      const hash = await bearerKeyHash(req, res, deps.limiter)
-      const data: TKeyRecord = await describeKey(deps.keys, hash)
+      const hash = bearerHash(req)
+      // One kv round trip: the rate-limit step also brings back what the record read needs
+      // from kv (the version token of the cached record, today's free-model mirror).
+      const now = deps.keys.clock.now()
+      const askedAt = performance.now()
+      const { decision, values } = await deps.limiter.consumeAndRead(hash, deps.readAhead.kvKeys(hash, now))
+      admit(res, decision)
+      const facts = deps.readAhead.decode(values, askedAt)
+      const data: TKeyRecord = await describeKey(deps.keys, hash, { now, ...facts })
       return { data }
     },
   }

@@ -29,8 +29,11 @@ export interface KeyVersions {
 /** Tokens expire: an expired one only costs the next reader one database read. */
 const TOKEN_TTL_MS = 24 * 60 * 60_000
 
+/** The kv key holding a key's version token. */
+export const versionKvKey = (hash: string) => `key-version:${hash}`
+
 export function createKeyVersions(kv: KeyValueStore): KeyVersions {
-  const keyOf = (hash: string) => `key-version:${hash}`
+  const keyOf = versionKvKey
   const fresh = () => randomBytes(12).toString('base64url')
   return {
     read: (hash) => kv.get(keyOf(hash)),
@@ -82,10 +85,10 @@ export function versionedKeyStore(
   const entries = new Map<string, Entry>()
   // A Redis that restarted (or failed over) may have lost token replacements it had
   // acknowledged, and could then hand back a token a cache still holds: start again.
-  // A read that was under way across such a moment holds a token from before it: not cached.
-  let generation = 0
+  // A read whose token was asked for before such a moment is not cached either.
+  let lostAt = -Infinity
   versions.onLost(() => {
-    generation++
+    lostAt = performance.now()
     entries.clear()
   })
   const bump = (hashes: string[]) =>
@@ -93,12 +96,14 @@ export function versionedKeyStore(
 
   return {
     ...inner,
-    async findWithUsage(hash, windows) {
+    async findWithUsage(hash, windows, known) {
       if (options.maxAgeMs <= 0) return inner.findWithUsage(hash, windows)
-      const startedIn = generation
       let token: string | null
+      let askedAt: number
       try {
-        token = await versions.read(hash)
+        if (known === 'unreadable') throw new Error('kv could not be read')
+        askedAt = known ? known.askedAt : performance.now()
+        token = known ? known.token : await versions.read(hash)
       } catch {
         entries.delete(hash)
         return inner.findWithUsage(hash, windows)
@@ -115,7 +120,7 @@ export function versionedKeyStore(
       const record = await inner.findWithUsage(hash, windows)
       entries.delete(hash)
       if (record && token !== null) {
-        if (generation !== startedIn) return record
+        if (askedAt <= lostAt) return record
         entries.set(hash, { token, today: windows.today, cachedAt, record })
         if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
       } else if (record) {

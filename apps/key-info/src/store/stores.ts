@@ -1,12 +1,14 @@
 import type { KeyValueStore } from '@quartet/core/kv'
-import type { FreeModelCounter, KeyStore, UsageStore } from '../domain/ports.ts'
+import type { FreeModelCounter, KeyReadAhead, KeyStore, UsageStore } from '../domain/ports.ts'
+import { usageWindows } from '../domain/windows.ts'
 import type { Db } from './db.ts'
-import { createFreeModelCounter } from './free-model-counter.ts'
+import { createFreeModelCounter, freeModelKvKey, parseFreeModelCount } from './free-model-counter.ts'
 import { createKeyRepository } from './key-repository.ts'
 import {
   createKeyVersions,
   type KeyRecordCacheOptions,
   versionedKeyStore,
+  versionKvKey,
   versionedUsageStore,
 } from './key-record-cache.ts'
 import { createUsageRepository } from './usage-repository.ts'
@@ -15,6 +17,7 @@ export interface Stores {
   keys: KeyStore
   usage: UsageStore
   freeModel: FreeModelCounter
+  readAhead: KeyReadAhead
 }
 
 /**
@@ -27,5 +30,18 @@ export function createStores(db: Db, kv: KeyValueStore, cache: KeyRecordCacheOpt
     keys: versionedKeyStore(createKeyRepository(db), versions, cache),
     usage: versionedUsageStore(createUsageRepository(db), versions, cache.onBumpFailed),
     freeModel: createFreeModelCounter(kv),
+    readAhead: keyReadAhead,
   }
+}
+
+/** The version token and today's free-model mirror: what `keys.findWithUsage` and describeKey read. */
+export const keyReadAhead: KeyReadAhead = {
+  kvKeys: (hash, now) => [versionKvKey(hash), freeModelKvKey(hash, usageWindows(now).today)],
+  decode: (values, askedAt) =>
+    values === null
+      ? { version: 'unreadable', freeModelToday: null }
+      : {
+          version: { token: values[0] ?? null, askedAt },
+          freeModelToday: parseFreeModelCount(values[1] ?? null),
+        },
 }

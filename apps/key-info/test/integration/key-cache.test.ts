@@ -3,6 +3,7 @@ import { fixedClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
 import request from 'supertest'
 import { recordUsage } from '../../src/domain/usage.ts'
+import { usageWindows } from '../../src/domain/windows.ts'
 import { createKeyVersions } from '../../src/store/key-record-cache.ts'
 import { createStores } from '../../src/store/stores.ts'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
@@ -207,13 +208,15 @@ describe('the key record cache', () => {
         reconnected.push(listener)
         return () => {}
       },
-      get: async (key) => {
-        const value = await deps.kv.get(key)
-        if (reconnectDuringNextRead && key.startsWith('key-version:')) {
+      // GET /api/v1/key reads the token along with its rate-limit step: the connection comes
+      // back just after that read, before the database answers.
+      hitWindow: async (key, by, windowMs, reads = []) => {
+        const hit = await deps.kv.hitWindow(key, by, windowMs, reads)
+        if (reconnectDuringNextRead && reads.some((read) => read.startsWith('key-version:'))) {
           reconnectDuringNextRead = false
           for (const listener of reconnected) listener()
         }
-        return value
+        return hit
       },
     })
     const { subject } = await setup()
@@ -226,6 +229,34 @@ describe('the key record cache', () => {
     await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
 
     expect((await read()).limit).toBe(20)
+  })
+
+  it('when the store reads the token itself and the connection comes back during that read, then it is not cached', async () => {
+    const reconnected: Array<() => void> = []
+    let reconnectDuringNextRead = false
+    const kv = kvWith({
+      onReconnect: (listener) => {
+        reconnected.push(listener)
+        return () => {}
+      },
+      get: async (key) => {
+        const value = await deps.kv.get(key)
+        if (reconnectDuringNextRead && key.startsWith('key-version:')) {
+          reconnectDuringNextRead = false
+          for (const listener of reconnected) listener()
+        }
+        return value
+      },
+    })
+    const { subject } = await setup()
+    const { keys } = createStores(deps.db, kv, { maxAgeMs: 10_000, now: Date.now, onBumpFailed: () => {} })
+    const windows = usageWindows(new Date('2026-11-22T12:00:00Z'))
+
+    reconnectDuringNextRead = true
+    expect((await keys.findWithUsage(subject.hash, windows))?.limitMicros).toBe(10_000_000n)
+    await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
+
+    expect((await keys.findWithUsage(subject.hash, windows))?.limitMicros).toBe(20_000_000n)
   })
 
   it('when the UTC day (here also the week) turns, then the cached record of yesterday is not used', async () => {
@@ -242,11 +273,10 @@ describe('the key record cache', () => {
 
   it('when kv cannot be read, then reads go to the database and stay correct', async () => {
     const { subject } = await setup()
-    const failing = kvWith({
-      get: async () => {
-        throw new Error('kv down')
-      },
-    })
+    const down = async (): Promise<never> => {
+      throw new Error('kv down')
+    }
+    const failing = kvWith({ get: down, hitWindow: down })
     const app = buildApp({ ...deps, kv: failing }, { clock: fixedClock('2026-11-22T12:00:00Z') })
     await request(app).get('/api/v1/key').set(bearer(subject.key)).expect(200)
     await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
