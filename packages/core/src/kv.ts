@@ -24,10 +24,11 @@ export interface KeyValueStore {
    */
   decrIfPositive(key: string): Promise<number | null>
   /**
-   * One hit on a fixed-window counter, with reads on the side, in one step (one Redis command):
-   * adds `by` to the counter `key` (created with `windowMs` to live, which later hits keep),
-   * and reads the keys `reads`. A rate limiter's primitive, so it fails at once while the store
-   * is not connected, rather than queueing behind a reconnect: the caller has a fallback.
+   * One hit on a fixed-window counter, with reads on the side, in one atomic step: adds `by` to
+   * the counter `key` (created with `windowMs` to live, which later hits keep), and reads the
+   * keys `reads`. A rate limiter's primitive, so it fails at once while the store is not
+   * connected, rather than queueing behind a reconnect: the caller has a fallback. Redis sends
+   * the hits made while one command is on its way as the next command (group commit).
    */
   hitWindow(key: string, by: number, windowMs: number, reads?: string[]): Promise<WindowHit>
   /** Remaining time to live in ms; null when the key is missing or has no expiry. */
@@ -60,17 +61,41 @@ local v = redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return v`
 
-const HIT_WINDOW = `
-redis.call('SET', KEYS[1], 0, 'PX', ARGV[2], 'NX')
-local count = redis.call('INCRBY', KEYS[1], ARGV[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  ttl = tonumber(ARGV[2])
+/**
+ * Hits on fixed windows, in order, each as if alone: ARGV holds (by, windowMs, number of reads)
+ * per hit; KEYS holds each hit's counter followed by its reads. Answers {count, ttl, reads…} per hit.
+ */
+const HIT_WINDOWS = `
+local out = {}
+local k = 1
+for h = 1, #ARGV / 3 do
+  local by, windowMs, reads = ARGV[3 * h - 2], ARGV[3 * h - 1], tonumber(ARGV[3 * h])
+  local counter = KEYS[k]
+  redis.call('SET', counter, 0, 'PX', windowMs, 'NX')
+  local count = redis.call('INCRBY', counter, by)
+  local ttl = redis.call('PTTL', counter)
+  if ttl < 0 then
+    redis.call('PEXPIRE', counter, windowMs)
+    ttl = tonumber(windowMs)
+  end
+  local hit = {count, ttl}
+  for i = 1, reads do hit[i + 2] = redis.call('GET', KEYS[k + i]) end
+  out[h] = hit
+  k = k + 1 + reads
 end
-local out = {count, ttl}
-for i = 2, #KEYS do out[i + 1] = redis.call('GET', KEYS[i]) end
 return out`
+
+/** At most this many hits go in one command; more wait for the next. */
+const MAX_HITS_PER_COMMAND = 256
+
+interface PendingHit {
+  key: string
+  by: number
+  windowMs: number
+  reads: string[]
+  resolve(hit: WindowHit): void
+  reject(err: unknown): void
+}
 
 const DECR_IF_POSITIVE = `
 local v = tonumber(redis.call('GET', KEYS[1]))
@@ -94,8 +119,8 @@ export class RedisKeyValueStore implements KeyValueStore {
     })
     redis.defineCommand('quartetIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL })
     redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
-    // The number of keys is given per call: the counter and the reads.
-    redis.defineCommand('quartetHitWindow', { lua: HIT_WINDOW })
+    // The number of keys is given per call.
+    redis.defineCommand('quartetHitWindows', { lua: HIT_WINDOWS })
     this.untilFirstConnection = firstConnection(redis)
   }
 
@@ -167,16 +192,71 @@ export class RedisKeyValueStore implements KeyValueStore {
     integer(by)
     const ttl = positive(windowMs)
     await this.untilFirstConnection()
-    if (this.redis.status !== 'ready') throw new Error(`kv not connected (${this.redis.status})`)
-    const redis = this.redis as Redis & {
-      quartetHitWindow(
-        numberOfKeys: number,
-        ...args: Array<string | number>
-      ): Promise<[number, number, ...Array<string | null>]>
+    this.mustBeConnected()
+    return new Promise<WindowHit>((resolve, reject) => {
+      this.pendingHits.push({ key, by, windowMs: ttl, reads, resolve, reject })
+      // Hits made in this same turn go together; while a command is out, the next one gathers.
+      if (!this.hitsInFlight && this.pendingHits.length === 1) queueMicrotask(() => this.sendHits())
+    })
+  }
+
+  /**
+   * Group commit for hitWindow: one command at a time carries every hit made since the last one
+   * went out, so under load a request costs a share of a command instead of a whole one. Each
+   * hit is still its own atomic step in order (HIT_WINDOWS), answered with its own count.
+   */
+  private pendingHits: PendingHit[] = []
+  private hitsInFlight = false
+
+  private sendHits(): void {
+    if (this.hitsInFlight || this.pendingHits.length === 0) return
+    const batch = this.pendingHits.splice(0, MAX_HITS_PER_COMMAND)
+    try {
+      this.mustBeConnected()
+    } catch (err) {
+      for (const hit of batch) hit.reject(err)
+      this.sendHits()
+      return
     }
-    const [count, ttlMs, ...values] = await redis.quartetHitWindow(1 + reads.length, key, ...reads, by, ttl)
-    // A missing key comes back as a nil bulk reply (Lua false): null.
-    return { count, ttlMs, values: reads.map((_, i) => values[i] ?? null) }
+    const keys: string[] = []
+    const args: number[] = []
+    for (const hit of batch) {
+      keys.push(hit.key, ...hit.reads)
+      args.push(hit.by, hit.windowMs, hit.reads.length)
+    }
+    const redis = this.redis as Redis & {
+      quartetHitWindows(
+        numberOfKeys: number,
+        ...keysThenArgs: Array<string | number>
+      ): Promise<Array<[number, number, ...Array<string | null>]>>
+    }
+    this.hitsInFlight = true
+    let reply: ReturnType<typeof redis.quartetHitWindows>
+    try {
+      reply = redis.quartetHitWindows(keys.length, ...keys, ...args)
+    } catch (err) {
+      reply = Promise.reject(err)
+    }
+    reply.then(
+      (answers) => {
+        this.hitsInFlight = false
+        batch.forEach((hit, i) => {
+          const [count, ttlMs, ...values] = answers[i]!
+          // A missing key comes back as a nil bulk reply (Lua false): null.
+          hit.resolve({ count, ttlMs, values: hit.reads.map((_, j) => values[j] ?? null) })
+        })
+        this.sendHits()
+      },
+      (err: unknown) => {
+        this.hitsInFlight = false
+        for (const hit of batch) hit.reject(err)
+        this.sendHits()
+      },
+    )
+  }
+
+  private mustBeConnected(): void {
+    if (this.redis.status !== 'ready') throw new Error(`kv not connected (${this.redis.status})`)
   }
 
   async ttlMs(key: string): Promise<number | null> {

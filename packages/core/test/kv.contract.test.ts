@@ -381,6 +381,72 @@ describeRedis('RedisKeyValueStore reconnect', () => {
   })
 })
 
+describeRedis('RedisKeyValueStore hitWindow group commit', () => {
+  let kv: RedisKeyValueStore
+  let commands: number
+  let failNext: boolean
+  beforeEach(() => {
+    kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvgroup')}:`)
+    commands = 0
+    failNext = false
+    const client = kv.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+    const send = client.quartetHitWindows!.bind(kv.redis)
+    client.quartetHitWindows = (...args) => {
+      commands++
+      if (failNext) {
+        failNext = false
+        return Promise.reject(new Error('LOADING Redis is loading the dataset in memory'))
+      }
+      return send(...args)
+    }
+  })
+  afterEach(async () => {
+    for (const k of ['a', 'c', 'c0', 'c1', 'c2', 'c3', 'c4']) await kv.del(k)
+    await kv.close()
+  })
+
+  it('when 100 hits on 5 counters are made at once, then they go out in one command and each gets its own count and reads', async () => {
+    await kv.ping()
+    await kv.set('a', 'A')
+
+    const hits = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => kv.hitWindow(`c${i % 5}`, 1, 10_000, i % 2 ? ['a', 'none'] : [])),
+    )
+
+    expect(commands).toBe(1)
+    for (let c = 0; c < 5; c++) {
+      const counts = hits.filter((_, i) => i % 5 === c).map((h) => h.count)
+      expect(counts).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+    }
+    expect(hits.filter((_, i) => i % 2).every((h) => h.values[0] === 'A' && h.values[1] === null)).toBe(true)
+    expect(hits.filter((_, i) => i % 2 === 0).every((h) => h.values.length === 0)).toBe(true)
+  })
+
+  it('when hits are made while a command is out, then they wait for it and go together in the next', async () => {
+    await kv.ping()
+    const first = kv.hitWindow('c', 1, 10_000)
+    await Promise.resolve()
+    await Promise.resolve()
+    const later = Array.from({ length: 10 }, () => kv.hitWindow('c', 2, 10_000))
+
+    const counts = [(await first).count, ...(await Promise.all(later)).map((h) => h.count)]
+
+    expect(commands).toBe(2)
+    expect(counts).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21])
+  })
+
+  it('when a command fails, then every hit in it fails, nothing is counted, and the next hits work', async () => {
+    await kv.ping()
+    failNext = true
+
+    const failed = await Promise.allSettled(Array.from({ length: 5 }, () => kv.hitWindow('c', 1, 10_000)))
+    const after = await kv.hitWindow('c', 1, 10_000)
+
+    expect(failed.every((r) => r.status === 'rejected')).toBe(true)
+    expect(after.count).toBe(1)
+  })
+})
+
 describeRedis('RedisKeyValueStore hitWindow while not connected', () => {
   it('when the connection is gone, then hitWindow fails at once instead of queueing, and works again once back', async () => {
     const kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvhitdown')}:`)
