@@ -138,11 +138,7 @@ export async function describeKey(
   const limit = freeModelLimit(key, deps.policy)
   return {
     label: key.label,
-    limit: key.limitMicros === null ? null : microsToUsd(key.limitMicros),
-    limit_remaining: limitRemaining(key),
-    limit_reset: key.limitReset,
-    include_byok_in_limit: key.includeByokInLimit,
-    ...usageFields(key),
+    ...spendFields(key),
     is_free_tier: key.isFreeTier,
     is_management_key: key.isManagementKey,
     is_provisioning_key: key.isManagementKey,
@@ -183,18 +179,33 @@ export function limitRemaining(key: KeyWithUsage): number | null {
   return microsToUsd(remaining > 0n ? remaining : 0n)
 }
 
-function usageFields(key: KeyWithUsage) {
-  const w = key.windows
-  return {
-    usage: microsToUsd(key.usageMicros),
-    usage_daily: microsToUsd(w.usageDaily),
-    usage_weekly: microsToUsd(w.usageWeekly),
-    usage_monthly: microsToUsd(w.usageMonthly),
-    byok_usage: microsToUsd(key.byokUsageMicros),
-    byok_usage_daily: microsToUsd(w.byokDaily),
-    byok_usage_weekly: microsToUsd(w.byokWeekly),
-    byok_usage_monthly: microsToUsd(w.byokMonthly),
+/**
+ * Spend fields in USD, worked out once per record: they depend on the record alone, and a
+ * cached record (store/key-record-cache.ts) answers many reads. Records are never changed.
+ */
+const spendOfRecord = new WeakMap<KeyWithUsage, SpendFields>()
+
+function spendFields(key: KeyWithUsage): SpendFields {
+  let spend = spendOfRecord.get(key)
+  if (!spend) {
+    const w = key.windows
+    spend = {
+      limit: key.limitMicros === null ? null : microsToUsd(key.limitMicros),
+      limit_remaining: limitRemaining(key),
+      limit_reset: key.limitReset,
+      include_byok_in_limit: key.includeByokInLimit,
+      usage: microsToUsd(key.usageMicros),
+      usage_daily: microsToUsd(w.usageDaily),
+      usage_weekly: microsToUsd(w.usageWeekly),
+      usage_monthly: microsToUsd(w.usageMonthly),
+      byok_usage: microsToUsd(key.byokUsageMicros),
+      byok_usage_daily: microsToUsd(w.byokDaily),
+      byok_usage_weekly: microsToUsd(w.byokWeekly),
+      byok_usage_monthly: microsToUsd(w.byokMonthly),
+    }
+    spendOfRecord.set(key, spend)
   }
+  return spend
 }
 
 export function toManagedKey(key: KeyWithUsage): ManagedKey {
@@ -203,11 +214,7 @@ export function toManagedKey(key: KeyWithUsage): ManagedKey {
     name: key.name,
     label: key.label,
     disabled: key.disabled,
-    limit: key.limitMicros === null ? null : microsToUsd(key.limitMicros),
-    limit_remaining: limitRemaining(key),
-    limit_reset: key.limitReset,
-    include_byok_in_limit: key.includeByokInLimit,
-    ...usageFields(key),
+    ...spendFields(key),
     is_management_key: key.isManagementKey,
     is_free_tier: key.isFreeTier,
     allowed_data_regions: key.allowedDataRegions,
