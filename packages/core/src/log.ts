@@ -61,25 +61,27 @@ export function requestIdFor(req: IncomingMessage): string {
  */
 export function httpLogger(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    trackRequest(logger, req, res, () => req.ip)
+    res.setHeader(
+      'X-Request-Id',
+      trackRequest(logger, req, res, () => req.ip),
+    )
     next()
   }
 }
 
 /**
  * What httpLogger does for one request, for a handler that runs before express (a hot route):
- * `X-Request-Id`, `req.id`, the lazy `req.log`, and the completion line when the response closes.
- * `ipOf` resolves the client address (express's `req.ip`, or the same `trust proxy` rule applied
- * to a bare request).
+ * `req.id`, the lazy `req.log`, and the completion line when the response closes. Returns the
+ * request id, for the caller to send as `X-Request-Id`. `ipOf` resolves the client address
+ * (express's `req.ip`, or the same `trust proxy` rule applied to a bare request).
  */
 export function trackRequest(
   logger: Logger,
   req: IncomingMessage & { originalUrl?: string },
   res: ServerResponse,
   ipOf: () => string | undefined,
-): void {
+): string {
   const id = requestIdFor(req)
-  res.setHeader('X-Request-Id', id)
   req.id = id
   ;(req as Tracked)[TRACKING] = { logger, id, ipOf, child: undefined }
   const started = performance.now()
@@ -109,6 +111,7 @@ export function trackRequest(
     )
   }
   res.once('close', done)
+  return id
 }
 
 const TRACKING = Symbol.for('quartet.requestTracking')

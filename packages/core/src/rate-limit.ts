@@ -1,6 +1,6 @@
-import type { ServerResponse } from 'node:http'
 import type { Request, RequestHandler } from 'express'
 import { ApiError } from './errors.ts'
+import type { HeaderSink } from './http.ts'
 import { type KeyValueStore, MemoryKeyValueStore, type WindowHit } from './kv.ts'
 
 export interface RateLimitDecision {
@@ -75,7 +75,7 @@ export function createRateLimiter(options: {
  * Sets the IETF draft headers (`RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` in
  * seconds) on every answer, and `Retry-After` on a refusal.
  */
-export function setRateLimitHeaders(res: Pick<ServerResponse, 'setHeader'>, d: RateLimitDecision): void {
+export function setRateLimitHeaders(res: HeaderSink, d: RateLimitDecision): void {
   const resetSec = Math.max(0, Math.ceil((d.resetAt.getTime() - Date.now()) / 1000))
   res.setHeader('RateLimit-Limit', String(d.limit))
   res.setHeader('RateLimit-Remaining', String(d.remaining))

@@ -554,15 +554,35 @@ describe('hot routes', () => {
     expect(lines.find((l) => l.req_id === 'hot-6' && l.msg === 'hot route failed')).toBeDefined()
   })
 
-  it('when a hot handler fails after it began the answer itself, then only that connection is cut', async () => {
+  it('when the handler sets a header twice, then the last value is sent, once, as express does', async () => {
     const { app } = buildHotApp(async (_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/plain' })
-      res.write('partial')
-      throw new Error('broke mid-answer')
+      res.setHeader('Cache-Control', 'no-cache')
+      res.setHeader('cache-control', 'no-store')
+      return { ok: true }
+    })
+
+    const hot = await request(app).get('/fast').expect(200)
+    const viaExpress = await request(app).get('/fast/').expect(200)
+
+    expect(hot.headers['cache-control']).toBe('no-store')
+    expect(sameEverywhere(hot.headers)).toEqual(sameEverywhere(viaExpress.headers))
+  })
+
+  it('when the handler sets a header value node refuses, then it is a 500 envelope with the security headers', async () => {
+    const { app, lines } = buildHotApp(async (_req, res) => {
+      res.setHeader('X-Bad', 'line\nbreak')
+      return { ok: true }
     })
     const server = await startTestServer(app)
     try {
-      await expect(fetch(`${server.url}/fast`).then((r) => r.text())).rejects.toThrow()
+      const res = await fetch(`${server.url}/fast`, { headers: { 'X-Request-Id': 'hot-7' } })
+
+      expect(res.status).toBe(500)
+      expect(await res.json()).toEqual({ error: { code: 500, message: 'Internal Server Error' } })
+      expect(res.headers.get('x-request-id')).toBe('hot-7')
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('x-bad')).toBeNull()
+      expect(lines.find((l) => l.req_id === 'hot-7' && l.msg === 'hot route failed')).toBeDefined()
       // The process and the server are still there.
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
     } finally {

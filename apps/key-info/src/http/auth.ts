@@ -1,5 +1,6 @@
 import { hashToken, parseBearer } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
+import type { HeaderSink } from '@quartet/core/http'
 import {
   type RateLimitDecision,
   type RateLimiter,
@@ -21,7 +22,7 @@ export function bearerHash(req: IncomingMessage): string {
 }
 
 /** The per-key rate limit's answer: its headers on every response, and the 429 when refused. */
-export function admit(res: ServerResponse, decision: RateLimitDecision): void {
+export function admit(res: HeaderSink, decision: RateLimitDecision): void {
   setRateLimitHeaders(res, decision)
   if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
 }

@@ -40,16 +40,16 @@ export const ZKeyResponse = z.object({ data: ZKeyRecord }).strict()
 export function keyRecordRoute(deps: RouteDeps): HotRoute {
   return {
     path: '/api/v1/key',
-    async handle(req, res) {
+    async handle(req, headers) {
       // Key facts change with every usage event: no cache may keep them, errors included.
-      res.setHeader('Cache-Control', 'no-store')
+      headers.setHeader('Cache-Control', 'no-store')
       const hash = bearerHash(req)
       // One kv round trip: the rate-limit step also brings back what the record read needs
       // from kv (the version token of the cached record, today's free-model mirror).
       const now = deps.keys.clock.now()
       const askedAt = performance.now()
       const { decision, values } = await deps.limiter.consumeAndRead(hash, deps.readAhead.kvKeys(hash, now))
-      admit(res, decision)
+      admit(headers, decision)
       const facts = deps.readAhead.decode(values, askedAt)
       const data: TKeyRecord = await describeKey(deps.keys, hash, { now, ...facts })
       return { data }
