@@ -7,6 +7,10 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=redis://127.0.0.1:6379] \
 //     node bench/key-info/run.mjs [--connections 50] [--duration 15] [--rounds 5]
 //
+// With REDIS_URL, a third reference runs too (floor.mjs): node:http plus the one Redis command
+// the hot route makes, to show what this machine allows any design with a shared rate limit.
+// BENCH_SERVICE_NODE_ARGS passes node flags to the service only (e.g. --cpu-prof).
+//
 // Loopback only; bounded in time: two 5 s warm-ups, then --rounds alternating slices of the
 // baseline, GET /api/v1/key and GET /healthz, --duration seconds per series in all.
 import { execFileSync, fork, spawn } from 'node:child_process'
@@ -33,6 +37,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.
 const schema = process.env.BENCH_SCHEMA_NAME ?? `key_info_bench_${process.pid}`
 const appPort = 43_102
 const baselinePort = 43_202
+const floorPort = 43_302
 
 const env = {
   ...process.env,
@@ -100,9 +105,10 @@ function combine(results) {
 
 async function main() {
   // 1. The service, migrating its own bench schema at start.
-  const app = spawn(process.execPath, [path.join(appDir, 'dist/main.js')], {
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  const app = spawn(process.execPath, [...nodeArgs, path.join(appDir, 'dist/main.js')], {
     env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   })
   children.push(app)
   app.once('exit', (code) => {
@@ -154,22 +160,37 @@ async function main() {
   children.push(baseline)
   await new Promise((resolve) => baseline.once('message', resolve))
 
+  // With Redis, the floor as well: node:http plus the one Redis command of the hot route (floor.mjs).
+  const floor = process.env.REDIS_URL
+    ? fork(path.join(here, 'floor.mjs'), [], {
+        env: { ...env, FLOOR_PORT: String(floorPort) },
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      })
+    : undefined
+  if (floor) {
+    children.push(floor)
+    await new Promise((resolve) => floor.once('message', resolve))
+  }
+
   const appUrl = `http://127.0.0.1:${appPort}/api/v1/key`
   const baseUrl = `http://127.0.0.1:${baselinePort}/`
+  const floorUrl = `http://127.0.0.1:${floorPort}/`
   const check = await fetch(appUrl, { headers: { authorization: `Bearer ${subject.key}` } }).then((r) =>
     r.json(),
   )
   if (typeof check.data?.usage_monthly !== 'number')
     throw new Error(`unexpected answer: ${JSON.stringify(check)}`)
 
-  // 4. Warm both (JIT, pools), then measure in alternating slices, so that load from anything
-  //    else on the machine falls on all three series alike (a shared 2-core box is noisy).
+  // 4. Warm them (JIT, pools), then measure in alternating slices, so that load from anything
+  //    else on the machine falls on all series alike (a shared 2-core box is noisy).
   await cannon(baseUrl, subject.key, 5)
   await cannon(appUrl, subject.key, 5)
+  if (floor) await cannon(floorUrl, subject.key, 5)
   const healthUrl = `http://127.0.0.1:${appPort}/healthz`
-  const slices = { base: [], svc: [], skeleton: [] }
+  const slices = { base: [], svc: [], skeleton: [], floor: [] }
   for (let i = 0; i < rounds; i++) {
     slices.base.push(await cannon(baseUrl, subject.key, duration / rounds, baseline.pid))
+    if (floor) slices.floor.push(await cannon(floorUrl, subject.key, duration / rounds, floor.pid))
     slices.svc.push(await cannon(appUrl, subject.key, duration / rounds, app.pid))
     // What the shared express pipeline (request id, security headers, metrics, router) leaves
     // a route that is not a hot route: GET /healthz of the same process, no database, no kv.
@@ -178,6 +199,7 @@ async function main() {
   const base = combine(slices.base)
   const svc = combine(slices.svc)
   const skeleton = combine(slices.skeleton)
+  const floorSeries = floor ? combine(slices.floor) : null
   const load = (await import('node:os')).loadavg()
 
   const result = {
@@ -190,6 +212,7 @@ async function main() {
     rounds,
     load_average_1m: Number(load[0].toFixed(2)),
     baseline: base,
+    floor_http_plus_one_redis_command: floorSeries,
     key_info: svc,
     healthz_same_process: skeleton,
     ratio: Number((svc.requests_per_sec / base.requests_per_sec).toFixed(3)),
@@ -198,8 +221,9 @@ async function main() {
     met: svc.requests_per_sec / base.requests_per_sec >= 0.4 && svc.latency_p99_ms < 10,
   }
   console.log(JSON.stringify(result, null, 2))
+  const f = floorSeries ?? { requests_per_sec: '–', latency_p99_ms: '–', server_cpu_us_per_request: '–' }
   console.log(
-    `| ${connections} | ${result.redis ? 'Redis' : 'memory'} | ${base.requests_per_sec} | ${base.latency_p99_ms} | ${base.server_cpu_us_per_request} | ${svc.requests_per_sec} | ${svc.latency_p50_ms} | ${svc.latency_p99_ms} | ${svc.server_cpu_us_per_request} | ${(result.ratio * 100).toFixed(0)}% | ${(result.healthz_ratio * 100).toFixed(0)}% | ${result.load_average_1m} |`,
+    `| ${connections} | ${result.redis ? 'Redis' : 'memory'} | ${base.requests_per_sec} | ${base.latency_p99_ms} | ${base.server_cpu_us_per_request} | ${f.requests_per_sec} | ${f.latency_p99_ms} | ${f.server_cpu_us_per_request} | ${svc.requests_per_sec} | ${svc.latency_p50_ms} | ${svc.latency_p99_ms} | ${svc.server_cpu_us_per_request} | ${(result.ratio * 100).toFixed(0)}% | ${(result.healthz_ratio * 100).toFixed(0)}% | ${result.load_average_1m} |`,
   )
 
   if (!process.env.BENCH_KEEP_SCHEMA) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
