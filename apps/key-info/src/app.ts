@@ -64,6 +64,8 @@ export function createApp(deps: AppDeps): Express {
     keys,
     readAhead: stores.readAhead,
     usage: { usage: stores.usage, freeModel: stores.freeModel, clock },
+    // The same kv the stores replace version tokens in: the hot route reads a key's token
+    // through this limiter (consumeAndRead), and the cache is only sound if both are one store.
     limiter: createRateLimiter({
       kv: deps.kv,
       name: 'key-info:key',

@@ -1,4 +1,10 @@
-import { IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  IncomingMessage,
+  type Server,
+  type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http'
 import express, { type Express, type Request, type RequestHandler } from 'express'
 import helmet from 'helmet'
 import client from 'prom-client'
@@ -47,7 +53,8 @@ export interface HotRoute {
   /**
    * Resolves to the JSON body of the 200; throw an ApiError (or anything) for the envelope.
    * Response headers go to `headers` (express's response, when the route is also mounted
-   * there): a hot route writes every header of its answer in one writeHead.
+   * there): a hot route writes every header of its answer in one writeHead. Content-Type
+   * (JSON, UTF-8) and Content-Length are the route's own.
    */
   handle(req: IncomingMessage, headers: HeaderSink): Promise<unknown>
 }
@@ -58,24 +65,38 @@ export interface HeaderSink {
 }
 
 /**
- * A hot route's headers until its answer is written: set once each, names as given (the last
- * setHeader of a name wins, as on a ServerResponse), written with the answer in one writeHead,
- * which spares node storing and re-reading each header.
+ * A hot route's headers until its answer is written, starting with the request id and the
+ * security headers: a name set again replaces its value whatever the casing (as on a
+ * ServerResponse, so a handler may override a security header as under express), and each
+ * value is checked when set, so a bad one fails the handler like express's setHeader would.
+ * Written with the answer in one writeHead, which spares node storing and re-reading each.
  */
 class HeaderList implements HeaderSink {
   /** Flat [name, value, name, value, …], writeHead's array form. */
-  readonly flat: string[] = []
-  private readonly lowerNames: string[] = []
+  readonly flat: string[]
+  private readonly lowerNames: string[]
+
+  constructor(first: { flat: readonly string[]; lowerNames: readonly string[] }) {
+    this.flat = first.flat.slice()
+    this.lowerNames = first.lowerNames.slice()
+  }
 
   setHeader(name: string, value: string | number): this {
-    const lower = name.toLowerCase()
-    const at = this.lowerNames.indexOf(lower)
-    if (at >= 0) this.flat[2 * at + 1] = String(value)
-    else {
-      this.lowerNames.push(lower)
-      this.flat.push(name, String(value))
-    }
+    validateHeaderName(name)
+    const text = String(value)
+    validateHeaderValue(name, text)
+    this.put(name.toLowerCase(), name, text)
     return this
+  }
+
+  /** For names and values the pipeline itself makes (checked once at start, or by node). */
+  put(lowerName: string, name: string, value: string): void {
+    const at = this.lowerNames.indexOf(lowerName)
+    if (at >= 0) this.flat[2 * at + 1] = value
+    else {
+      this.lowerNames.push(lowerName)
+      this.flat.push(name, value)
+    }
   }
 }
 
@@ -172,7 +193,11 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   if (options.hotRoutes?.length) {
     const routes = new Map(options.hotRoutes.map((route) => [route.path, route]))
     const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1]
-    const flatSecurityHeaders = securityHeaders.flat()
+    // The express pipeline's order: request id (its value per request), the security headers.
+    const firstHeaders = {
+      flat: ['X-Request-Id', '', ...securityHeaders.flat()],
+      lowerNames: ['x-request-id', ...securityHeaders.map(([name]) => name.toLowerCase())],
+    }
     const serveHot = async (route: HotRoute, req: IncomingMessage, res: ServerResponse) => {
       const started = performance.now()
       const id = trackRequest(options.logger, req, res, () => proxyaddr(req, trust))
@@ -180,7 +205,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       res.once('finish', () => {
         observe('GET', route.path, res.statusCode, (performance.now() - started) / 1000)
       })
-      const headers = new HeaderList()
+      const headers = new HeaderList(firstHeaders)
+      headers.flat[1] = id
       let status = 200
       let body: string
       try {
@@ -193,17 +219,10 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         status = answer.error.status
         body = JSON.stringify(answer.body)
       }
-      // The express pipeline's order: request id, security headers, the handler's, the body's.
-      res.writeHead(status, [
-        'X-Request-Id',
-        id,
-        ...flatSecurityHeaders,
-        ...headers.flat,
-        'Content-Type',
-        JSON_CONTENT_TYPE,
-        'Content-Length',
-        String(Buffer.byteLength(body)),
-      ])
+      // The answer is JSON, and its length the body's, whatever the handler set.
+      headers.put('content-type', 'Content-Type', JSON_CONTENT_TYPE)
+      headers.put('content-length', 'Content-Length', String(Buffer.byteLength(body)))
+      res.writeHead(status, headers.flat)
       res.end(body)
     }
     /** A hot route that broke even its error answer (wrote itself, a bad header) must not take
@@ -216,6 +235,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         return
       }
       for (const name of res.getHeaderNames()) res.removeHeader(name)
+      // A writeHead that threw may have set the status line's reason ('OK') already.
+      res.statusMessage = ''
       for (const [name, value] of securityHeaders) res.setHeader(name, value)
       if (id) res.setHeader('X-Request-Id', id)
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))

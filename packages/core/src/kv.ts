@@ -26,9 +26,10 @@ export interface KeyValueStore {
   /**
    * One hit on a fixed-window counter, with reads on the side, in one atomic step: adds `by` to
    * the counter `key` (created with `windowMs` to live, which later hits keep), and reads the
-   * keys `reads`. A rate limiter's primitive, so it fails at once while the store is not
-   * connected, rather than queueing behind a reconnect: the caller has a fallback. Redis sends
-   * the hits made while one command is on its way as the next command (group commit).
+   * keys `reads`. A rate limiter's primitive, so it fails soon rather than waiting on Redis:
+   * at once while the store is not connected, and when Redis does not answer within a bound
+   * (the caller has a fallback). Redis sends the hits made while one command is on its way as
+   * the next command (group commit).
    */
   hitWindow(key: string, by: number, windowMs: number, reads?: string[]): Promise<WindowHit>
   /** Remaining time to live in ms; null when the key is missing or has no expiry. */
@@ -50,8 +51,11 @@ export interface WindowHit {
   count: number
   /** Milliseconds until the window ends and the counter is gone. */
   ttlMs: number
-  /** The values of `reads`, in order; null for a missing key. */
-  values: Array<string | null>
+  /**
+   * The values of `reads`, in order (null for a missing key); null when they could not be read
+   * (a key of another type), though the hit was counted.
+   */
+  values: Array<string | null> | null
 }
 
 // --- Redis --------------------------------------------------------------------------------------
@@ -62,31 +66,53 @@ if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) 
 return v`
 
 /**
- * Hits on fixed windows, in order, each as if alone: ARGV holds (by, windowMs, number of reads)
- * per hit; KEYS holds each hit's counter followed by its reads. Answers {count, ttl, reads…} per hit.
+ * Hits on fixed windows, in order, each its own step: ARGV holds (by, windowMs, number of reads)
+ * per hit; KEYS holds each hit's counter followed by its reads. Each hit answers
+ * {count, ttl, 1, reads…}; {count, ttl, 0, error} when it was counted but a read failed (a key
+ * of another type); {false, error} when it could not be counted. A failing hit fails alone
+ * (pcall): the others in the command are answered as if it had not been there.
  */
 const HIT_WINDOWS = `
+local function failed(reply)
+  if type(reply) == 'table' and reply.err then return reply.err end
+  return nil
+end
 local out = {}
 local k = 1
 for h = 1, #ARGV / 3 do
   local by, windowMs, reads = ARGV[3 * h - 2], ARGV[3 * h - 1], tonumber(ARGV[3 * h])
   local counter = KEYS[k]
-  redis.call('SET', counter, 0, 'PX', windowMs, 'NX')
-  local count = redis.call('INCRBY', counter, by)
-  local ttl = redis.call('PTTL', counter)
-  if ttl < 0 then
-    redis.call('PEXPIRE', counter, windowMs)
-    ttl = tonumber(windowMs)
+  local err = failed(redis.pcall('SET', counter, 0, 'PX', windowMs, 'NX'))
+  local count = nil
+  if not err then
+    count = redis.pcall('INCRBY', counter, by)
+    err = failed(count)
   end
-  local hit = {count, ttl}
-  for i = 1, reads do hit[i + 2] = redis.call('GET', KEYS[k + i]) end
-  out[h] = hit
+  if err then
+    out[h] = {false, err}
+  else
+    local ttl = redis.pcall('PTTL', counter)
+    if ttl < 0 then
+      redis.pcall('PEXPIRE', counter, windowMs)
+      ttl = tonumber(windowMs)
+    end
+    local hit = {count, ttl, 1}
+    for i = 1, reads do
+      local value = redis.pcall('GET', KEYS[k + i])
+      local readErr = failed(value)
+      if readErr then
+        hit = {count, ttl, 0, readErr}
+        break
+      end
+      hit[i + 3] = value
+    end
+    out[h] = hit
+  end
   k = k + 1 + reads
 end
 return out`
 
-/** At most this many hits go in one command; more wait for the next. */
-const MAX_HITS_PER_COMMAND = 256
+type HitAnswer = [number | null, number | string, ...Array<string | number | null>]
 
 interface PendingHit {
   key: string
@@ -95,6 +121,15 @@ interface PendingHit {
   reads: string[]
   resolve(hit: WindowHit): void
   reject(err: unknown): void
+}
+
+export interface RedisKeyValueStoreOptions {
+  /** A hitWindow command unanswered after this long fails its hits (default 500 ms). */
+  hitTimeoutMs?: number
+  /** Hits waiting for a command beyond this many fail at once (default 10 000). */
+  maxPendingHits?: number
+  /** Hits sent in one command at most; more wait for the next (default 256). */
+  maxHitsPerCommand?: number
 }
 
 const DECR_IF_POSITIVE = `
@@ -108,9 +143,12 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   private readonly reconnectListeners = new Set<() => void>()
 
-  constructor(redis: Redis, ownsClient = true) {
+  constructor(redis: Redis, ownsClient = true, options: RedisKeyValueStoreOptions = {}) {
     this.redis = redis
     this.ownsClient = ownsClient
+    this.hitTimeoutMs = options.hitTimeoutMs ?? 500
+    this.maxPendingHits = options.maxPendingHits ?? 10_000
+    this.maxHitsPerCommand = options.maxHitsPerCommand ?? 256
     // One 'ready' handler for all onReconnect listeners, however many apps share this client.
     let connected = redis.status === 'ready'
     redis.on('ready', () => {
@@ -193,8 +231,10 @@ export class RedisKeyValueStore implements KeyValueStore {
     const ttl = positive(windowMs)
     await this.untilFirstConnection()
     this.mustBeConnected()
+    if (this.pendingHits.length >= this.maxPendingHits)
+      throw new Error(`kv busy: ${this.pendingHits.length} hits waiting for Redis`)
     return new Promise<WindowHit>((resolve, reject) => {
-      this.pendingHits.push({ key, by, windowMs: ttl, reads, resolve, reject })
+      this.pendingHits.push({ key, by, windowMs: ttl, reads: [...reads], resolve, reject })
       // Hits made in this same turn go together; while a command is out, the next one gathers.
       if (!this.hitsInFlight && this.pendingHits.length === 1) queueMicrotask(() => this.sendHits())
     })
@@ -203,56 +243,60 @@ export class RedisKeyValueStore implements KeyValueStore {
   /**
    * Group commit for hitWindow: one command at a time carries every hit made since the last one
    * went out, so under load a request costs a share of a command instead of a whole one. Each
-   * hit is still its own atomic step in order (HIT_WINDOWS), answered with its own count.
+   * hit is still its own step, in order, answered with its own count (HIT_WINDOWS). A command
+   * not answered in time fails its hits and the next command goes out; its late answer is
+   * ignored. (Those hits may have been counted in Redis too: the caller's fallback then counts
+   * them twice, the safe way for a limit.)
    */
   private pendingHits: PendingHit[] = []
   private hitsInFlight = false
+  private readonly hitTimeoutMs: number
+  private readonly maxPendingHits: number
+  private readonly maxHitsPerCommand: number
 
   private sendHits(): void {
     if (this.hitsInFlight || this.pendingHits.length === 0) return
-    const batch = this.pendingHits.splice(0, MAX_HITS_PER_COMMAND)
-    try {
-      this.mustBeConnected()
-    } catch (err) {
-      for (const hit of batch) hit.reject(err)
+    const batch = this.pendingHits.splice(0, this.maxHitsPerCommand)
+    let settled = false
+    const settle = (answers: HitAnswer[] | null, err?: unknown): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      this.hitsInFlight = false
+      batch.forEach((hit, i) => {
+        try {
+          if (!answers) throw err
+          hit.resolve(decodeHit(hit, answers[i]))
+        } catch (hitErr) {
+          hit.reject(hitErr)
+        }
+      })
       this.sendHits()
-      return
-    }
-    const keys: string[] = []
-    const args: number[] = []
-    for (const hit of batch) {
-      keys.push(hit.key, ...hit.reads)
-      args.push(hit.by, hit.windowMs, hit.reads.length)
-    }
-    const redis = this.redis as Redis & {
-      quartetHitWindows(
-        numberOfKeys: number,
-        ...keysThenArgs: Array<string | number>
-      ): Promise<Array<[number, number, ...Array<string | null>]>>
     }
     this.hitsInFlight = true
-    let reply: ReturnType<typeof redis.quartetHitWindows>
-    try {
-      reply = redis.quartetHitWindows(keys.length, ...keys, ...args)
-    } catch (err) {
-      reply = Promise.reject(err)
-    }
-    reply.then(
-      (answers) => {
-        this.hitsInFlight = false
-        batch.forEach((hit, i) => {
-          const [count, ttlMs, ...values] = answers[i]!
-          // A missing key comes back as a nil bulk reply (Lua false): null.
-          hit.resolve({ count, ttlMs, values: hit.reads.map((_, j) => values[j] ?? null) })
-        })
-        this.sendHits()
-      },
-      (err: unknown) => {
-        this.hitsInFlight = false
-        for (const hit of batch) hit.reject(err)
-        this.sendHits()
-      },
+    const timer = setTimeout(
+      () => settle(null, new Error(`kv did not answer within ${this.hitTimeoutMs} ms`)),
+      this.hitTimeoutMs,
     )
+    timer.unref()
+    try {
+      this.mustBeConnected()
+      const keys: string[] = []
+      const args: number[] = []
+      for (const hit of batch) {
+        keys.push(hit.key, ...hit.reads)
+        args.push(hit.by, hit.windowMs, hit.reads.length)
+      }
+      const redis = this.redis as Redis & {
+        quartetHitWindows(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<HitAnswer[]>
+      }
+      redis.quartetHitWindows(keys.length, ...keys, ...args).then(
+        (answers) => settle(answers),
+        (err: unknown) => settle(null, err),
+      )
+    } catch (err) {
+      settle(null, err)
+    }
   }
 
   private mustBeConnected(): void {
@@ -359,9 +403,10 @@ export class MemoryKeyValueStore implements KeyValueStore {
 
   async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
     integer(by)
+    const ttl = positive(windowMs)
     const entry = this.live(key)
     const count = (entry ? parseCounter(entry.value, key) : 0) + by
-    const expiresAt = entry?.expiresAt ?? this.now() + positive(windowMs)
+    const expiresAt = entry?.expiresAt ?? this.now() + ttl
     this.entries.set(key, { value: String(count), expiresAt })
     return {
       count,
@@ -404,6 +449,20 @@ function firstConnection(redis: Redis, timeoutMs = 2000): () => Promise<void> {
         })
   return async () => {
     if (pending) await pending
+  }
+}
+
+/** One hit's answer from HIT_WINDOWS; throws when it could not be counted. */
+function decodeHit(hit: PendingHit, answer: HitAnswer | undefined): WindowHit {
+  if (!answer) throw new Error('kv answered fewer hits than it was sent')
+  const [count, ttlOrError, readsDone, ...values] = answer
+  if (count === null) throw new Error(`kv could not count the hit: ${String(ttlOrError)}`)
+  return {
+    count,
+    ttlMs: Number(ttlOrError),
+    // A missing key comes back as a nil bulk reply (Lua false): null.
+    values:
+      readsDone === 1 ? hit.reads.map((_, j) => (values[j] as string | null | undefined) ?? null) : null,
   }
 }
 

@@ -29,9 +29,10 @@ export interface DecisionAndValues {
 }
 
 /**
- * A fixed-window limiter on kv's hitWindow: with Redis, counts are shared by every replica (one
- * command per call, reads included) and an in-process memory store takes over while Redis is
- * unreachable (fail soft, still limited, per process); with memory kv, that alone (single node).
+ * A fixed-window limiter on kv's hitWindow: with Redis, counts are shared by every replica (a
+ * Lua script, reads included, group-committed with other calls) and an in-process memory store
+ * takes over while Redis is unreachable or slow to answer (fail soft, still limited, per
+ * process); with memory kv, that alone (single node).
  * Counter keys are `rl:<name>:<key>`, the names rate-limiter-flexible's RateLimiterRedis used
  * before this replaced it, so counts carry over a deploy.
  */

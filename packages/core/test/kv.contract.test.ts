@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
+import {
+  type KeyValueStore,
+  MemoryKeyValueStore,
+  RedisKeyValueStore,
+  type RedisKeyValueStoreOptions,
+} from '../src/kv.ts'
 import { uniqueName } from '../src/testing.ts'
 
 /**
@@ -235,15 +240,14 @@ function keyValueStoreContract(backend: Backend): void {
       const [k, a, b] = [key('hits'), key('read-a'), key('read-b')]
       await kv.set(b, 'bee')
 
-      const first = await kv.hitWindow(k, 2, 300, [a, b])
-      await sleep(50)
+      const first = await kv.hitWindow(k, 2, 5000, [a, b])
       const second = await kv.hitWindow(k, 1, 60_000, [b, a])
 
       expect(first).toMatchObject({ count: 2, values: [null, 'bee'] })
-      expect(first.ttlMs).toBeGreaterThan(200)
-      expect(first.ttlMs).toBeLessThanOrEqual(300)
+      expect(first.ttlMs).toBeGreaterThan(4000)
+      expect(first.ttlMs).toBeLessThanOrEqual(5000)
       expect(second).toMatchObject({ count: 3, values: ['bee', null] })
-      expect(second.ttlMs).toBeLessThan(first.ttlMs)
+      expect(second.ttlMs).toBeLessThanOrEqual(first.ttlMs)
       await expect(kv.get(k)).resolves.toBe('3')
     })
 
@@ -383,29 +387,40 @@ describeRedis('RedisKeyValueStore reconnect', () => {
 
 describeRedis('RedisKeyValueStore hitWindow group commit', () => {
   let kv: RedisKeyValueStore
+  let prefix: string
   let commands: number
+  /** While set, commands wait for it before they go to Redis (a slow or silent Redis). */
+  let gate: Promise<void> | null
   let failNext: boolean
-  beforeEach(() => {
-    kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvgroup')}:`)
+
+  function open(options: RedisKeyValueStoreOptions = {}): void {
+    prefix = `${uniqueName('kvgroup')}:`
+    kv = new RedisKeyValueStore(new Redis(redisUrl!, { keyPrefix: prefix }), true, options)
     commands = 0
+    gate = null
     failNext = false
     const client = kv.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
     const send = client.quartetHitWindows!.bind(kv.redis)
-    client.quartetHitWindows = (...args) => {
+    client.quartetHitWindows = async (...args) => {
       commands++
+      if (gate) await gate
       if (failNext) {
         failNext = false
-        return Promise.reject(new Error('LOADING Redis is loading the dataset in memory'))
+        throw new Error('LOADING Redis is loading the dataset in memory')
       }
       return send(...args)
     }
-  })
+  }
   afterEach(async () => {
-    for (const k of ['a', 'c', 'c0', 'c1', 'c2', 'c3', 'c4']) await kv.del(k)
+    const plain = new Redis(redisUrl!)
+    const keys = await plain.keys(`${prefix}*`)
+    if (keys.length) await plain.del(...keys)
+    await plain.quit()
     await kv.close()
   })
 
   it('when 100 hits on 5 counters are made at once, then they go out in one command and each gets its own count and reads', async () => {
+    open()
     await kv.ping()
     await kv.set('a', 'A')
 
@@ -418,24 +433,43 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
       const counts = hits.filter((_, i) => i % 5 === c).map((h) => h.count)
       expect(counts).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
     }
-    expect(hits.filter((_, i) => i % 2).every((h) => h.values[0] === 'A' && h.values[1] === null)).toBe(true)
-    expect(hits.filter((_, i) => i % 2 === 0).every((h) => h.values.length === 0)).toBe(true)
+    expect(hits.filter((_, i) => i % 2).every((h) => h.values?.[0] === 'A' && h.values[1] === null)).toBe(
+      true,
+    )
+    expect(hits.filter((_, i) => i % 2 === 0).every((h) => h.values?.length === 0)).toBe(true)
   })
 
   it('when hits are made while a command is out, then they wait for it and go together in the next', async () => {
+    open()
     await kv.ping()
+    let release!: () => void
+    gate = new Promise((resolve) => (release = resolve))
     const first = kv.hitWindow('c', 1, 10_000)
-    await Promise.resolve()
-    await Promise.resolve()
+    while (commands === 0) await new Promise((resolve) => setImmediate(resolve))
+
     const later = Array.from({ length: 10 }, () => kv.hitWindow('c', 2, 10_000))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(commands).toBe(1)
+    gate = null
+    release()
 
     const counts = [(await first).count, ...(await Promise.all(later)).map((h) => h.count)]
-
     expect(commands).toBe(2)
     expect(counts).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21])
   })
 
-  it('when a command fails, then every hit in it fails, nothing is counted, and the next hits work', async () => {
+  it('when more hits wait than one command carries, then they go out in several, in order', async () => {
+    open({ maxHitsPerCommand: 4 })
+    await kv.ping()
+
+    const hits = await Promise.all(Array.from({ length: 10 }, () => kv.hitWindow('c', 1, 10_000)))
+
+    expect(commands).toBe(3)
+    expect(hits.map((h) => h.count)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+  })
+
+  it('when the command fails, then every hit in it fails and the next hits work', async () => {
+    open()
     await kv.ping()
     failNext = true
 
@@ -445,22 +479,81 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
     expect(failed.every((r) => r.status === 'rejected')).toBe(true)
     expect(after.count).toBe(1)
   })
+
+  it('when one hit in a command cannot be counted or read, then only it is affected, and the others are answered', async () => {
+    open()
+    await kv.ping()
+    await kv.redis.rpush('a-list', 'x')
+    await kv.set('a', 'A')
+
+    const [before, wrongCounter, wrongRead, after] = await Promise.allSettled([
+      kv.hitWindow('c', 1, 10_000, ['a']),
+      kv.hitWindow('a-list', 1, 10_000),
+      kv.hitWindow('c', 1, 10_000, ['a-list']),
+      kv.hitWindow('c', 1, 10_000, ['a']),
+    ])
+
+    expect(commands).toBe(1)
+    expect(before).toMatchObject({ status: 'fulfilled', value: { count: 1, values: ['A'] } })
+    expect(wrongCounter).toMatchObject({
+      status: 'rejected',
+      reason: expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }),
+    })
+    // Counted, but its read failed: values null, so the caller knows it learnt nothing.
+    expect(wrongRead).toMatchObject({ status: 'fulfilled', value: { count: 2, values: null } })
+    expect(after).toMatchObject({ status: 'fulfilled', value: { count: 3, values: ['A'] } })
+  })
+
+  it('when Redis does not answer in time, then the waiting hits fail, and the next command goes out', async () => {
+    open({ hitTimeoutMs: 100 })
+    await kv.ping()
+    gate = new Promise(() => {}) // this command never reaches Redis
+    const started = Date.now()
+
+    const stuck = await Promise.allSettled([kv.hitWindow('c', 1, 10_000), kv.hitWindow('c', 1, 10_000)])
+    gate = null
+    const after = await kv.hitWindow('c', 1, 10_000)
+
+    expect(stuck.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    expect(String((stuck[0] as PromiseRejectedResult).reason)).toMatch(/did not answer within 100 ms/)
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(after.count).toBe(1)
+    expect(commands).toBe(2)
+  })
+
+  it('when too many hits already wait, then a new one fails at once', async () => {
+    open({ maxPendingHits: 3 })
+    await kv.ping()
+    let release!: () => void
+    gate = new Promise((resolve) => (release = resolve))
+    const first = kv.hitWindow('c', 1, 10_000)
+    while (commands === 0) await new Promise((resolve) => setImmediate(resolve))
+    const waiting = [1, 2, 3].map(() => kv.hitWindow('c', 1, 10_000))
+    await new Promise((resolve) => setImmediate(resolve))
+
+    await expect(kv.hitWindow('c', 1, 10_000)).rejects.toThrow(/busy/)
+    gate = null
+    release()
+    await expect(Promise.all([first, ...waiting])).resolves.toHaveLength(4)
+  })
 })
 
 describeRedis('RedisKeyValueStore hitWindow while not connected', () => {
   it('when the connection is gone, then hitWindow fails at once instead of queueing, and works again once back', async () => {
-    const kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvhitdown')}:`)
+    // No automatic reconnect: the test says when the connection comes back.
+    const kv = new RedisKeyValueStore(
+      new Redis(redisUrl!, { keyPrefix: `${uniqueName('kvhitdown')}:`, retryStrategy: () => null }),
+    )
     try {
       await kv.ping()
-      kv.redis.disconnect(true)
-      // ioredis notices the closed socket on the next turns; it then waits ≥ 50 ms to reconnect.
+      kv.redis.disconnect()
       while (kv.redis.status === 'ready') await sleep(1)
       const started = Date.now()
 
       await expect(kv.hitWindow('hits', 1, 10_000)).rejects.toThrow(/not connected/)
       expect(Date.now() - started).toBeLessThan(500)
 
-      for (let i = 0; i < 100 && (kv.redis.status as string) !== 'ready'; i++) await sleep(20)
+      await kv.redis.connect()
       await expect(kv.hitWindow('hits', 1, 10_000)).resolves.toMatchObject({ count: 1 })
     } finally {
       await kv.redis.del('hits')
