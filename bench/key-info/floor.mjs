@@ -1,7 +1,7 @@
-// A second reference for the key-info benchmark, run when REDIS_URL is set: the least any
-// service can do that checks a per-key rate limit shared through Redis on every request. A bare
-// node:http server that hashes the bearer key, makes the one Redis command key-info's hot route
-// makes (the same fixed-window Lua script with the same reads, through ioredis, no
+// A second reference for the key-info benchmark, run when REDIS_URL is set: the floor of any
+// design that sends one Redis command per request to check a shared per-key rate limit. A bare
+// node:http server that hashes the bearer key, sends for each request alone a fixed-window Lua
+// script with the same reads as key-info's hot route (through ioredis, no group commit, no
 // auto-pipelining) and answers a fixed body of the key record's size with the same headers.
 // No database, no cache, no envelope, no metrics, no logging. Started by run.mjs with FLOOR_PORT
 // and REDIS_URL.
@@ -15,7 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const { Redis } = createRequire(path.join(here, '../../packages/core/package.json'))('ioredis')
 
 const redis = new Redis(process.env.REDIS_URL, { keyPrefix: `key-info-bench-floor-${process.pid}:` })
-// The script of packages/core/src/kv.ts (hitWindow).
+// One hit of the script of packages/core/src/kv.ts (HIT_WINDOWS), for one request at a time.
 redis.defineCommand('hitWindow', {
   lua: `
 redis.call('SET', KEYS[1], 0, 'PX', ARGV[2], 'NX')

@@ -7,8 +7,8 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=redis://127.0.0.1:6379] \
 //     node bench/key-info/run.mjs [--connections 50] [--duration 15] [--rounds 5]
 //
-// With REDIS_URL, a third reference runs too (floor.mjs): node:http plus the one Redis command
-// the hot route makes, to show what this machine allows any design with a shared rate limit.
+// With REDIS_URL, a third reference runs too (floor.mjs): node:http plus one Redis command per
+// request, the floor of any design that checks a shared rate limit that way on this machine.
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service only (e.g. --cpu-prof).
 //
 // Loopback only; bounded in time: two 5 s warm-ups, then --rounds alternating slices of the
@@ -160,7 +160,7 @@ async function main() {
   children.push(baseline)
   await new Promise((resolve) => baseline.once('message', resolve))
 
-  // With Redis, the floor as well: node:http plus the one Redis command of the hot route (floor.mjs).
+  // With Redis, the floor as well: node:http plus one Redis command per request (floor.mjs).
   const floor = process.env.REDIS_URL
     ? fork(path.join(here, 'floor.mjs'), [], {
         env: { ...env, FLOOR_PORT: String(floorPort) },
