@@ -40,6 +40,41 @@ function kvWith(overrides: Partial<KeyValueStore>): KeyValueStore {
   })
 }
 
+/**
+ * The test kv, with reconnects the test fires: `reconnect()` at once, or just after the next read
+ * of a version token (by the store's own `get`, or in the rate-limit step's `hitWindow`).
+ */
+function reconnectingKv() {
+  const listeners: Array<() => void> = []
+  const reconnect = () => {
+    for (const listener of listeners) listener()
+  }
+  let afterNextTokenRead = false
+  const read = (keys: string[]) => {
+    if (afterNextTokenRead && keys.some((key) => key.startsWith('key-version:'))) {
+      afterNextTokenRead = false
+      reconnect()
+    }
+  }
+  const kv = kvWith({
+    onReconnect: (listener) => {
+      listeners.push(listener)
+      return () => {}
+    },
+    get: async (key) => {
+      const value = await deps.kv.get(key)
+      read([key])
+      return value
+    },
+    hitWindow: async (key, by, windowMs, reads = []) => {
+      const hit = await deps.kv.hitWindow(key, by, windowMs, reads)
+      read(reads)
+      return hit
+    },
+  })
+  return { kv, reconnect, reconnectAfterNextTokenRead: () => void (afterNextTokenRead = true) }
+}
+
 /** A change made around the service (SQL by hand): only the cache's maximum age covers it. */
 const setLimitBehindTheServicesBack = (hash: string, micros: bigint) =>
   deps.db.apiKey.update({ where: { hash }, data: { limitMicros: micros } })
@@ -180,13 +215,7 @@ describe('the key record cache', () => {
   })
 
   it('when the kv connection comes back (Redis restarted or failed over), then every cached record is dropped', async () => {
-    const reconnected: Array<() => void> = []
-    const kv = kvWith({
-      onReconnect: (listener) => {
-        reconnected.push(listener)
-        return () => {}
-      },
-    })
+    const { kv, reconnect } = reconnectingKv()
     const { subject } = await setup()
     const app = buildApp({ ...deps, kv }, { clock: fixedClock('2026-11-22T12:00:00Z') })
     const read = async () =>
@@ -195,36 +224,21 @@ describe('the key record cache', () => {
     await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
     expect((await read()).limit).toBe(10)
 
-    for (const listener of reconnected) listener()
+    reconnect()
 
     expect((await read()).limit).toBe(20)
   })
 
   it('when the kv connection comes back while a read is under way, then that read is not cached', async () => {
-    const reconnected: Array<() => void> = []
-    let reconnectDuringNextRead = false
-    const kv = kvWith({
-      onReconnect: (listener) => {
-        reconnected.push(listener)
-        return () => {}
-      },
-      // GET /api/v1/key reads the token along with its rate-limit step: the connection comes
-      // back just after that read, before the database answers.
-      hitWindow: async (key, by, windowMs, reads = []) => {
-        const hit = await deps.kv.hitWindow(key, by, windowMs, reads)
-        if (reconnectDuringNextRead && reads.some((read) => read.startsWith('key-version:'))) {
-          reconnectDuringNextRead = false
-          for (const listener of reconnected) listener()
-        }
-        return hit
-      },
-    })
+    // GET /api/v1/key reads the token along with its rate-limit step: the connection comes back
+    // just after that read, before the database answers.
+    const { kv, reconnectAfterNextTokenRead } = reconnectingKv()
     const { subject } = await setup()
     const app = buildApp({ ...deps, kv }, { clock: fixedClock('2026-11-22T12:00:00Z') })
     const read = async () =>
       (await request(app).get('/api/v1/key').set(bearer(subject.key)).expect(200)).body.data
 
-    reconnectDuringNextRead = true
+    reconnectAfterNextTokenRead()
     expect((await read()).limit).toBe(10)
     await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
 
@@ -232,27 +246,12 @@ describe('the key record cache', () => {
   })
 
   it('when the store reads the token itself and the connection comes back during that read, then it is not cached', async () => {
-    const reconnected: Array<() => void> = []
-    let reconnectDuringNextRead = false
-    const kv = kvWith({
-      onReconnect: (listener) => {
-        reconnected.push(listener)
-        return () => {}
-      },
-      get: async (key) => {
-        const value = await deps.kv.get(key)
-        if (reconnectDuringNextRead && key.startsWith('key-version:')) {
-          reconnectDuringNextRead = false
-          for (const listener of reconnected) listener()
-        }
-        return value
-      },
-    })
+    const { kv, reconnectAfterNextTokenRead } = reconnectingKv()
     const { subject } = await setup()
     const { keys } = createStores(deps.db, kv, { maxAgeMs: 10_000, now: Date.now, onBumpFailed: () => {} })
     const windows = usageWindows(new Date('2026-11-22T12:00:00Z'))
 
-    reconnectDuringNextRead = true
+    reconnectAfterNextTokenRead()
     expect((await keys.findWithUsage(subject.hash, windows))?.limitMicros).toBe(10_000_000n)
     await setLimitBehindTheServicesBack(subject.hash, 20_000_000n)
 
