@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
 import { Writable } from 'node:stream'
 import type { Express } from 'express'
+import { Redis } from 'ioredis'
 import pg from 'pg'
 import { quoteIdent } from './db.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
@@ -64,6 +65,20 @@ export async function createTestDatabase(options: {
       await pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`)
       await pool.end()
     },
+  }
+}
+
+/**
+ * Deletes every Redis key under `prefix` (a test's unique kv prefix). A store's client prefixes
+ * the keys of its commands but not KEYS patterns, so this uses a plain client of its own.
+ */
+export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
+  const plain = new Redis(redisUrl)
+  try {
+    const keys = await plain.keys(`${prefix}*`)
+    if (keys.length) await plain.del(...keys)
+  } finally {
+    await plain.quit()
   }
 }
 

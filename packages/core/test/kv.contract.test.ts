@@ -7,7 +7,7 @@ import {
   RedisKeyValueStore,
   type RedisKeyValueStoreOptions,
 } from '../src/kv.ts'
-import { uniqueName } from '../src/testing.ts'
+import { deleteRedisKeys, uniqueName } from '../src/testing.ts'
 
 /**
  * ONE contract, two implementations: whatever a service relies on must hold for Redis (production)
@@ -48,11 +48,7 @@ function keyValueStoreContract(backend: Backend): void {
 
   afterAll(async () => {
     if (kv instanceof RedisKeyValueStore) {
-      // The store's client prefixes commands, not KEYS patterns: clean up with a plain client.
-      const plain = new Redis(redisUrl!)
-      const keys = await plain.keys(`${prefix}*`)
-      if (keys.length) await plain.del(...keys)
-      await plain.quit()
+      await deleteRedisKeys(redisUrl!, prefix)
     }
     await kv.close()
   })
@@ -412,10 +408,7 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
     }
   }
   afterEach(async () => {
-    const plain = new Redis(redisUrl!)
-    const keys = await plain.keys(`${prefix}*`)
-    if (keys.length) await plain.del(...keys)
-    await plain.quit()
+    await deleteRedisKeys(redisUrl!, prefix)
     await kv.close()
   })
 

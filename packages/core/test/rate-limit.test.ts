@@ -5,7 +5,7 @@ import request from 'supertest'
 import { errorMiddleware } from '../src/errors.ts'
 import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
 import { createRateLimiter, rateLimitMiddleware } from '../src/rate-limit.ts'
-import { uniqueName } from '../src/testing.ts'
+import { deleteRedisKeys, uniqueName } from '../src/testing.ts'
 
 const redisUrl = process.env.REDIS_URL
 
@@ -34,10 +34,7 @@ describe.each(backends)('createRateLimiter over $name kv', ({ name, available })
 
   afterAll(async () => {
     if (kv instanceof RedisKeyValueStore) {
-      const plain = new Redis(redisUrl!)
-      const keys = await plain.keys(`${prefix}*`)
-      if (keys.length) await plain.del(...keys)
-      await plain.quit()
+      await deleteRedisKeys(redisUrl!, prefix)
     }
     await kv.close()
   })
@@ -217,10 +214,7 @@ describeRedis('createRateLimiter over Redis shared by replicas', () => {
       await expect(limiter.consume('client')).resolves.toMatchObject({ allowed: true, remaining: 0 })
       await expect(limiter.consume('client')).resolves.toMatchObject({ allowed: false })
     } finally {
-      const plain = new Redis(redisUrl!)
-      const keys = await plain.keys(`${prefix}*`)
-      if (keys.length) await plain.del(...keys)
-      await plain.quit()
+      await deleteRedisKeys(redisUrl!, prefix)
       await kv.close()
     }
   })
@@ -240,10 +234,7 @@ describeRedis('createRateLimiter over Redis shared by replicas', () => {
       expect([first.allowed, second.allowed, third.allowed]).toEqual([true, true, false])
       expect(second.remaining).toBe(0)
     } finally {
-      const plain = new Redis(redisUrl!)
-      const keys = await plain.keys(`${prefix}*`)
-      if (keys.length) await plain.del(...keys)
-      await plain.quit()
+      await deleteRedisKeys(redisUrl!, prefix)
       await replicaA.close()
       await replicaB.close()
     }
