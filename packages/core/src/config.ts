@@ -143,5 +143,7 @@ export function baseConfigShape(defaults: { port: number; schema: string; appNam
       .regex(/^\d+(b|kb|mb)?$/i, 'must be a size such as 1mb or 512kb')
       .default('1mb'),
     SHUTDOWN_TIMEOUT_MS: zInt(10_000, 0, 600_000),
+    /** Leading bits of an IPv6 client address that name one client in rate limits (rate-limit.ts addressKey). */
+    RATE_LIMIT_IPV6_PREFIX: zInt(64, 16, 128),
   }
 }

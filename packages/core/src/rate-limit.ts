@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express'
+import ipaddr from 'ipaddr.js'
 import { ApiError } from './errors.ts'
 import type { HeaderSink } from './http.ts'
 import { type KeyValueStore, MemoryKeyValueStore, type WindowHit } from './kv.ts'
@@ -95,13 +96,40 @@ export function rateLimitError(d: RateLimitDecision, message = 'rate limit excee
   )
 }
 
+/** How many leading bits of an IPv6 address name one client (config RATE_LIMIT_IPV6_PREFIX). */
+export const DEFAULT_IPV6_PREFIX = 64
+
+/**
+ * The rate-limit key of a client address: an IPv4 address as it is (an IPv4-mapped IPv6 one as
+ * its IPv4 form), an IPv6 address as its network of `ipv6Prefix` bits (`2001:db8:1:2::/64`). One
+ * host is routinely given a whole /64, so limiting each full IPv6 address would give it 2^64
+ * budgets. Anything that does not parse is used as it is.
+ */
+export function addressKey(ip: string | undefined, ipv6Prefix = DEFAULT_IPV6_PREFIX): string {
+  if (!ip) return 'unknown'
+  let addr: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    addr = ipaddr.parse(ip)
+  } catch {
+    return ip
+  }
+  if (addr.kind() === 'ipv4') return addr.toString()
+  const v6 = addr as ipaddr.IPv6
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
+  if (ipv6Prefix >= 128) return v6.toNormalizedString()
+  const bytes = v6.toByteArray()
+  for (let bit = ipv6Prefix; bit < 128; bit++) bytes[bit >> 3]! &= ~(0x80 >> (bit & 7))
+  return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6Prefix}`
+}
+
 /**
  * Express middleware: limits by `keyOf(req)` (default: the client address express resolved
- * with `trust proxy`, the same `req.ip` the IP allow lists use). Returning null skips limiting.
+ * with `trust proxy`, the same `req.ip` the IP allow lists use, IPv6 by its /64). Returning null
+ * skips limiting.
  */
 export function rateLimitMiddleware(
   limiter: RateLimiter,
-  keyOf: (req: Request) => string | null = (req) => req.ip ?? 'unknown',
+  keyOf: (req: Request) => string | null = (req) => addressKey(req.ip),
 ): RequestHandler {
   return async (req, res, next) => {
     const key = keyOf(req)

@@ -19,6 +19,7 @@ export interface BaseConfig {
   LOG_LEVEL: string
   BODY_LIMIT: string
   SHUTDOWN_TIMEOUT_MS: number
+  RATE_LIMIT_IPV6_PREFIX: number
 }
 
 export interface ServiceRuntime<C extends BaseConfig> {

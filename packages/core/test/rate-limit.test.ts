@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import request from 'supertest'
 import { errorMiddleware } from '../src/errors.ts'
 import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
-import { createRateLimiter, rateLimitMiddleware } from '../src/rate-limit.ts'
+import { addressKey, createRateLimiter, rateLimitMiddleware } from '../src/rate-limit.ts'
 import { deleteRedisKeys, uniqueName } from '../src/testing.ts'
 
 const redisUrl = process.env.REDIS_URL
@@ -238,5 +238,31 @@ describeRedis('createRateLimiter over Redis shared by replicas', () => {
       await replicaA.close()
       await replicaB.close()
     }
+  })
+})
+
+describe('addressKey', () => {
+  it('when the address is IPv4 (or IPv4-mapped IPv6), then it is the key as it is', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7')
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7')
+  })
+
+  it('when the address is IPv6, then every address of its /64 shares one key', () => {
+    const a = addressKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd')
+    expect(a).toBe('2001:db8:1:2::/64')
+    expect(addressKey('2001:db8:1:2::1')).toBe(a)
+    expect(addressKey('2001:db8:1:3::1')).not.toBe(a)
+  })
+
+  it('when another prefix is configured, then the network has that many bits', () => {
+    expect(addressKey('2001:db8:1:2:3:4:5:6', 48)).toBe('2001:db8:1::/48')
+    expect(addressKey('2001:db8:1:2:3:4:5:6', 56)).toBe('2001:db8:1::/56')
+    expect(addressKey('2001:db8:1:2ff:3:4:5:6', 56)).toBe('2001:db8:1:200::/56')
+    expect(addressKey('2001:db8::5', 128)).toBe('2001:db8:0:0:0:0:0:5')
+  })
+
+  it('when the address is missing or does not parse, then it is used as it is', () => {
+    expect(addressKey(undefined)).toBe('unknown')
+    expect(addressKey('not-an-ip')).toBe('not-an-ip')
   })
 })
