@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'info',
       BODY_LIMIT: '1mb',
       SHUTDOWN_TIMEOUT_MS: 10_000,
+      RATE_LIMIT_IPV6_PREFIX: 64,
     })
   })
 
