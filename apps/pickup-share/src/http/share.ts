@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises'
-import contentDisposition from 'content-disposition'
+import { create as contentDisposition } from 'content-disposition'
 import type { Express } from 'express'
 import { ApiError } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'

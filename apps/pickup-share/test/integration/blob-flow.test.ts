@@ -61,7 +61,7 @@ describe('blob store: upload → share → take → download', () => {
     expect(sha(got.body)).toBe(sha(data))
     expect(got.headers.get('content-length')).toBe(String(data.length))
     expect(got.headers.get('content-type')).toBe('application/pdf')
-    expect(got.headers.get('content-disposition')).toBe('attachment; filename="report.pdf"')
+    expect(got.headers.get('content-disposition')).toBe('attachment; filename=report.pdf')
     expect(got.headers.get('x-content-type-options')).toBe('nosniff')
     expect(got.headers.get('cache-control')).toBe('no-store')
     expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).body.remaining).toBe(1)
