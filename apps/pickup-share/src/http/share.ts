@@ -5,7 +5,13 @@ import { ApiError } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
-import { downloadName, safeContentType, ZFileName, ZMediaType } from '../domain/filenames.ts'
+import {
+  asciiFallbackName,
+  downloadName,
+  safeContentType,
+  ZFileName,
+  ZMediaType,
+} from '../domain/filenames.ts'
 import { clientIp, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -134,7 +140,7 @@ export function registerShare(app: Express, s: Services): void {
     res.status(200).set({
       'Content-Type': safeContentType(download.type),
       'Content-Length': String(download.size),
-      'Content-Disposition': contentDisposition(downloadName(download.name), { type: 'attachment' }),
+      'Content-Disposition': attachmentHeader(download.name),
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store',
     })
@@ -146,4 +152,10 @@ export function registerShare(app: Express, s: Services): void {
       res.destroy()
     }
   })
+}
+
+/** RFC 6266: an ASCII `filename` for every client, plus `filename*` (UTF-8) when the name needs it. */
+export function attachmentHeader(name: string): string {
+  const shown = downloadName(name)
+  return contentDisposition(shown, { type: 'attachment', fallback: asciiFallbackName(shown) })
 }
