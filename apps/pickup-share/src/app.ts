@@ -7,6 +7,7 @@ import type { Express } from 'express'
 import type { TConfig } from './config.ts'
 import './domain/errors.ts'
 import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
+import { registerGuessMetrics } from './http/metrics.ts'
 import type { Services } from './http/services.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
@@ -40,7 +41,7 @@ export const openApiDocument = createOpenApiDocument(
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
   const services = deps.services ?? createServices(deps)
-  const { app } = createHttpApp(
+  const { app, metrics } = createHttpApp(
     {
       name: 'pickup-share',
       logger: deps.logger,
@@ -62,5 +63,6 @@ export function createApp(deps: AppDeps): Express {
       registerWeb(app, services)
     },
   )
+  registerGuessMetrics(metrics, services.guard)
   return app
 }

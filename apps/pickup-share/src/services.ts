@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
+import { DEFAULT_IPV6_PREFIX } from '@quartet/core/rate-limit'
 import type { TConfig } from './config.ts'
 import { AdminSessions } from './domain/admin-sessions.ts'
 import { AuthCodes } from './domain/auth-codes.ts'
@@ -13,6 +14,7 @@ import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
 import { StoreInstances } from './domain/store-instances.ts'
 import { UploadTokens } from './domain/upload-token.ts'
+import { WindowCounters } from './domain/window-counters.ts'
 import type { Services } from './http/services.ts'
 import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
@@ -42,6 +44,7 @@ export type ServicesConfig = Pick<
   | 'ORPHAN_AFTER_HOURS'
   | 'ADMIN_ALLOWED_ORIGINS'
 > &
+  Partial<Pick<TConfig, 'RATE_LIMIT_IPV6_PREFIX'>> &
   Partial<
     Pick<
       TConfig,
@@ -115,6 +118,8 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
   const gate = new DownloadGate(kv, shareRepo, clock)
+  const counters = new WindowCounters(kv, kvFallbackLogger(logger))
+  const guard = new GuessGuard(counters, clock, logger)
   const shares = new ShareService({
     shares: shareRepo,
     storage,
@@ -122,7 +127,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     settings,
     authCodes,
     gate,
-    guard: new GuessGuard(kv),
+    guard,
     tokens,
     clock,
     logger,
@@ -153,6 +158,19 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     instances,
     logger,
     adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
+    guard,
+    ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX ?? DEFAULT_IPV6_PREFIX,
     gate,
+  }
+}
+
+/** Logs that limits count per process because kv failed: at most once a minute, not per request. */
+function kvFallbackLogger(logger: Logger): (err: unknown) => void {
+  let next = 0
+  return (err) => {
+    const now = Date.now()
+    if (now < next) return
+    next = now + 60_000
+    logger.warn({ err }, 'kv unavailable: limits count in this process until it answers again')
   }
 }

@@ -260,43 +260,58 @@ export class ShareService {
     return { code: result.share.code, share: result.share }
   }
 
-  async take(code: string, ip: string): Promise<{ manifest: Manifest; remaining: number | null }> {
-    const s = await this.d.settings.get()
-    await this.d.guard.check(ip, s)
-    const share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+  /**
+   * A typed code, checked under the guessing limits (GuessGuard): the share, or 404 counted as a
+   * failure of the address and of everyone.
+   */
+  private async checkCode(code: string, address: string, s: TSettings): Promise<ShareRecord> {
+    const ticket = await this.d.guard.admit(address, s)
+    let share: ShareRecord | null
+    try {
+      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    } catch (err) {
+      await this.d.guard.succeeded(ticket) // not looked at: no failure
+      throw err
+    }
     if (!share || share.remaining === 0) {
-      await this.d.guard.fail(ip, s)
-      throw new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+      this.d.guard.failed(ticket)
+      throw shareNotFound()
     }
-    return {
-      manifest: {
-        code: share.code,
-        files: share.files.map((f) => ({ name: f.name, size: f.size, type: f.type, path: f.pathname })),
-        createdAt: share.createdAt,
-        expiresAt: share.expiresAt,
-      },
-      remaining: share.remaining,
-    }
+    await this.d.guard.succeeded(ticket)
+    return share
   }
 
-  async openDownload(code: string, path: string, ip: string): Promise<OpenDownload> {
+  async take(code: string, address: string): Promise<{ manifest: Manifest; remaining: number | null }> {
+    const share = await this.checkCode(code, address, await this.d.settings.get())
+    return takeAnswer(share)
+  }
+
+  async openDownload(code: string, path: string, address: string): Promise<OpenDownload> {
     const s = await this.d.settings.get()
-    await this.d.guard.check(ip, s)
-    const share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    const ticket = await this.d.guard.admit(address, s)
+    let share: ShareRecord | null
+    try {
+      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    } catch (err) {
+      await this.d.guard.succeeded(ticket)
+      throw err
+    }
     const file = share?.files.find((f) => f.pathname === path)
     if (!share || !file) {
-      await this.d.guard.fail(ip, s)
-      throw new ApiError(
-        share ? 'file_not_found' : 'share_not_found',
-        share ? 'no such file in this share' : 'no share with this pickup code (unknown, expired or used up)',
-      )
+      // A wrong path counts too: with a right code it would tell a guesser the code exists.
+      this.d.guard.failed(ticket)
+      throw share ? new ApiError('file_not_found', 'no such file in this share') : shareNotFound()
     }
+    await this.d.guard.succeeded(ticket)
+    return this.streamFile(share, file)
+  }
+
+  private async streamFile(share: ShareRecord, file: ShareRecord['files'][number]): Promise<OpenDownload> {
     const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
     const counted = share.maxDownloads !== null
-    if (counted && (await this.d.gate.reserve(share.id, share.expiresAt)) === null)
-      throw new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+    if (counted && (await this.d.gate.reserve(share.id, share.expiresAt)) === null) throw shareNotFound()
     let opened: { stream: Readable; size: number }
     try {
       opened = await driver.openRead(file.pathname)
@@ -345,6 +360,21 @@ export class ShareService {
     if (!share) throw new ApiError('share_not_found', `no share with code ${code}`)
     await this.removeShare(share.id)
     return share
+  }
+}
+
+const shareNotFound = () =>
+  new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+
+function takeAnswer(share: ShareRecord): { manifest: Manifest; remaining: number | null } {
+  return {
+    manifest: {
+      code: share.code,
+      files: share.files.map((f) => ({ name: f.name, size: f.size, type: f.type, path: f.pathname })),
+      createdAt: share.createdAt,
+      expiresAt: share.expiresAt,
+    },
+    remaining: share.remaining,
   }
 }
 

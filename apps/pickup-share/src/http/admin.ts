@@ -5,7 +5,7 @@ import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { ABSOLUTE_TIMEOUT_MS, type AdminSession } from '../domain/admin-sessions.ts'
 import { ZSettings, ZSettingsPatch } from '../domain/settings.ts'
-import { clientIp, type Services } from './services.ts'
+import { clientIp, clientKey, type Services } from './services.ts'
 
 /** The admin session cookie (the product abbreviation: Quartet Pickup Share). */
 export const SESSION_COOKIE = 'qps_session'
@@ -255,7 +255,7 @@ export function registerAdmin(app: Express, s: Services): void {
     const { body } = inputOf(loginSchemas, req)
     if (!s.sessions.enabled)
       throw new ApiError('admin_disabled', 'no admin password is configured (ADMIN_PASSWORD_HASH)')
-    await s.sessions.countAttempt(clientIp(req), await s.settings.get())
+    await s.sessions.countAttempt(clientKey(req, s), await s.settings.get())
     if (!(await s.sessions.checkPassword(body.password))) {
       await audit(req, res, 'admin.login_failed', null)
       throw new ApiError('invalid_password', 'wrong password')

@@ -12,7 +12,7 @@ import {
   ZFileName,
   ZMediaType,
 } from '../domain/filenames.ts'
-import { clientIp, type Services } from './services.ts'
+import { clientKey, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
 const ZPickupCode = z.string().regex(/^\d{6,12}$/, 'must be 6 to 12 digits')
@@ -114,7 +114,7 @@ export function registerShare(app: Express, s: Services): void {
 
   app.post('/api/take', validate(takeSchemas), async (req, res) => {
     const { body } = inputOf(takeSchemas, req)
-    const { manifest, remaining } = await s.shares.take(body.code, clientIp(req))
+    const { manifest, remaining } = await s.shares.take(body.code, clientKey(req, s))
     res.set('Cache-Control', 'no-store').json({
       manifest: {
         ...manifest,
@@ -133,7 +133,7 @@ export function registerShare(app: Express, s: Services): void {
 
   app.get('/api/download', validate(downloadSchemas), async (req, res) => {
     const { query } = inputOf(downloadSchemas, req)
-    const download = await s.shares.openDownload(query.code, query.path, clientIp(req))
+    const download = await s.shares.openDownload(query.code, query.path, clientKey(req, s))
     res.on('close', () => {
       download.done().catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
     })

@@ -128,7 +128,7 @@ describeBrowser('pages in a real browser (chromium)', () => {
       ],
       { maxDownloads: 3 },
     )
-    expect(code).toMatch(/^\d{8}$/)
+    expect(code).toMatch(/^\d{12}$/)
 
     // The page's own upload progress listeners saw the real bytes go out, up to each file's size.
     const seen = await page.evaluate(() => window.__progress)
@@ -179,7 +179,7 @@ describeBrowser('pages in a real browser (chromium)', () => {
     await page.getByTestId('code-input').fill('12345')
     await page.getByTestId('open').click()
     await expect(page.getByTestId('pickup-problem').textContent()).resolves.toContain(
-      'A pickup code is 8 digits',
+      'A pickup code is 12 digits',
     )
 
     await page.getByTestId('code-input').fill('00000000')

@@ -43,7 +43,7 @@ describe('blob store: upload → share → take → download', () => {
 
     const shared = await shareOf([file], { maxDownloads: 2, expireDays: 3 })
     expect(shared.status).toBe(200)
-    expect(shared.body.code).toMatch(/^\d{8}$/)
+    expect(shared.body.code).toMatch(/^\d{12}$/)
 
     const taken = await api(h, 'POST', '/api/take', { code: shared.body.code })
     expect(taken.status).toBe(200)

@@ -360,6 +360,7 @@ const NUMBER_SETTINGS: Array<{
   { group: 'guessing', key: 'takeFailuresPerIp', min: 1, max: 1_000_000 },
   { group: 'guessing', key: 'takeFailuresGlobal', min: 1, max: 100_000_000 },
   { group: 'guessing', key: 'takeFailureWindowSeconds', min: 1, max: 86_400 },
+  { group: 'guessing', key: 'guessThrottlePerMinute', min: 1, max: 100_000 },
   { group: 'guessing', key: 'loginAttemptsPerIp', min: 1, max: 1000 },
   { group: 'guessing', key: 'loginWindowSeconds', min: 1, max: 86_400 },
 ]

@@ -174,6 +174,7 @@ export type Settings = {
   takeFailuresPerIp: number
   takeFailuresGlobal: number
   takeFailureWindowSeconds: number
+  guessThrottlePerMinute: number
   loginAttemptsPerIp: number
   loginWindowSeconds: number
 }

@@ -75,6 +75,8 @@ const en = {
   'pickup.exhausted': 'This share is used up: no downloads are left.',
   'pickup.gone': 'This file can no longer be downloaded: the share expired or its downloads are used up.',
   'pickup.rateLimited': 'Too many wrong codes from your network. Try again in {wait}.',
+  'pickup.throttled':
+    'Many wrong codes are being tried on this service right now, so codes are checked slowly. Try again in {wait}, or open the pickup link you were sent.',
   'pickup.files': 'Files',
   'pickup.name': 'Name',
   'pickup.size': 'Size',
@@ -138,6 +140,7 @@ const en = {
   'settings.takeFailuresPerIp': 'Wrong codes allowed per address',
   'settings.takeFailuresGlobal': 'Wrong codes allowed from everyone',
   'settings.takeFailureWindowSeconds': 'Wrong-code window (seconds)',
+  'settings.guessThrottlePerMinute': 'Code checks per minute once everyone’s budget is spent',
   'settings.loginAttemptsPerIp': 'Login attempts per address',
   'settings.loginWindowSeconds': 'Login window (seconds)',
   'settings.limits': 'Share limits',
@@ -253,6 +256,8 @@ const zh: Record<Key, string> = {
   'pickup.exhausted': '此分享的下载次数已用完。',
   'pickup.gone': '该文件已无法下载：分享已过期或下载次数已用完。',
   'pickup.rateLimited': '你的网络输错取件码的次数过多，请 {wait} 后再试。',
+  'pickup.throttled':
+    '此服务正被大量尝试错误的取件码，核对会变慢。请 {wait} 后再试，或直接打开你收到的取件链接。',
   'pickup.files': '文件',
   'pickup.name': '名称',
   'pickup.size': '大小',
@@ -316,6 +321,7 @@ const zh: Record<Key, string> = {
   'settings.takeFailuresPerIp': '每个地址允许的错误取件码次数',
   'settings.takeFailuresGlobal': '全体允许的错误取件码次数',
   'settings.takeFailureWindowSeconds': '错误取件码统计窗口（秒）',
+  'settings.guessThrottlePerMinute': '全体次数用完后每分钟可核对的取件码数',
   'settings.loginAttemptsPerIp': '每个地址的登录尝试次数',
   'settings.loginWindowSeconds': '登录统计窗口（秒）',
   'settings.limits': '分享限制',

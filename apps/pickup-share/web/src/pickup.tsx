@@ -30,7 +30,7 @@ export function PickupPage() {
     if (share) heading.current?.focus()
   }, [share])
 
-  const length = codeLength ?? 8
+  const length = codeLength ?? 12
 
   async function open(value: string) {
     setProblem(null)
@@ -45,7 +45,7 @@ export function PickupPage() {
       setShare(answer)
       history.replaceState(null, '', `/pickup?code=${value}`)
     } catch (err) {
-      setProblem(problemOf(err))
+      setProblem(problemOf(err, length))
       codeInput.current?.focus()
     } finally {
       setBusy(false)
@@ -147,7 +147,7 @@ export function PickupPage() {
             inputMode="numeric"
             autoComplete="one-time-code"
             pattern="[0-9]*"
-            maxLength={12}
+            maxLength={24}
             size={length}
             style={{ '--code-len': String(length) }}
             value={code}
@@ -175,15 +175,18 @@ export function PickupPage() {
   )
 }
 
-function problemOf(err: unknown): Problem {
+function problemOf(err: unknown, length: number): Problem {
   if (err instanceof ApiFailure) {
     if (err.code === 'share_not_found') return { kind: 'notFound', text: t('pickup.notFound') }
     if (err.code === 'rate_limit_exceeded')
       return {
         kind: 'rateLimited',
-        text: t('pickup.rateLimited', { wait: formatWait(err.retryAfter ?? 60) }),
+        // The global throttle is everyone's, not this network's doing.
+        text: t(err.details.reason === 'throttle' ? 'pickup.throttled' : 'pickup.rateLimited', {
+          wait: formatWait(err.retryAfter ?? 60),
+        }),
       }
-    if (err.code === 'bad_request') return { kind: 'format', text: t('pickup.badFormat', { length: 8 }) }
+    if (err.code === 'bad_request') return { kind: 'format', text: t('pickup.badFormat', { length }) }
   }
   return { kind: 'other', text: describeFailure(err) }
 }
