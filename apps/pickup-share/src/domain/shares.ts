@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto'
+import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
@@ -177,7 +177,11 @@ export class ShareService {
     return { pathname: claims.pathname, size }
   }
 
-  async createShare(req: ShareRequest): Promise<{ code: string; share: ShareRecord }> {
+  /**
+   * Creates a share: its pickup code (typed, guarded against guessing) and its link token (128
+   * random bits for the pickup link, never limited; only its hash is kept, so it is shown once).
+   */
+  async createShare(req: ShareRequest): Promise<{ code: string; token: string; share: ShareRecord }> {
     const s = await this.d.settings.get()
     const now = this.d.clock.now()
     const expireDays = req.expireDays ?? s.defaultExpireDays
@@ -237,10 +241,12 @@ export class ShareService {
 
     const expiresAt = new Date(now.getTime() + expireDays * DAY_MS)
     const id = randomUUID()
+    const token = linkToken()
     const result = await this.d.shares.create(
       {
         id,
         code: pickupCode(s.codeLength),
+        linkTokenHash: hashOf(token),
         maxDownloads,
         limitSize: req.limitSize ?? false,
         createdAt: now,
@@ -257,7 +263,7 @@ export class ShareService {
     // The reservations become used bytes of the real size.
     for (const f of files) await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
     if (maxDownloads !== null) await this.d.gate.seed(id, maxDownloads, expiresAt)
-    return { code: result.share.code, share: result.share }
+    return { code: result.share.code, token, share: result.share }
   }
 
   /**
@@ -284,6 +290,27 @@ export class ShareService {
   async take(code: string, address: string): Promise<{ manifest: Manifest; remaining: number | null }> {
     const share = await this.checkCode(code, address, await this.d.settings.get())
     return takeAnswer(share)
+  }
+
+  /**
+   * The pickup link: its token is 128 random bits, so it is not guessable and never goes through
+   * the guessing limits; a flood of wrong codes cannot keep its receiver out.
+   */
+  async takeByLink(token: string): Promise<{ manifest: Manifest; remaining: number | null }> {
+    return takeAnswer(await this.shareOfLink(token))
+  }
+
+  async openDownloadByLink(token: string, path: string): Promise<OpenDownload> {
+    const share = await this.shareOfLink(token)
+    const file = share.files.find((f) => f.pathname === path)
+    if (!file) throw new ApiError('file_not_found', 'no such file in this share')
+    return this.streamFile(share, file)
+  }
+
+  private async shareOfLink(token: string): Promise<ShareRecord> {
+    const share = await this.d.shares.findLiveByLinkToken(hashOf(token), this.d.clock.now())
+    if (!share || share.remaining === 0) throw shareNotFound()
+    return share
   }
 
   async openDownload(code: string, path: string, address: string): Promise<OpenDownload> {
@@ -376,6 +403,11 @@ function takeAnswer(share: ShareRecord): { manifest: Manifest; remaining: number
     },
     remaining: share.remaining,
   }
+}
+
+/** The token of a pickup link: 128 bits from a CSPRNG, base64url (22 characters). */
+export function linkToken(): string {
+  return randomBytes(16).toString('base64url')
 }
 
 /** Digits from a CSPRNG (no modulo bias: randomInt rejects out-of-range draws). */

@@ -39,6 +39,8 @@ export interface IssuedUploadRecord {
 export interface NewShare {
   id: string
   code: string
+  /** SHA-256 of the pickup link's token. */
+  linkTokenHash: string
   maxDownloads: number | null
   limitSize: boolean
   createdAt: Date
@@ -166,6 +168,7 @@ export class ShareRepository {
             data: {
               id: s.id,
               code,
+              linkTokenHash: s.linkTokenHash,
               maxDownloads: s.maxDownloads,
               remaining: s.maxDownloads,
               limitSize: s.limitSize,
@@ -215,6 +218,15 @@ export class ShareRepository {
   async findLiveByCode(code: string, now: Date): Promise<ShareRecord | null> {
     const row = await this.db.share.findFirst({
       where: { code, expiresAt: { gt: now }, exhaustedAt: null },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
+  /** The live share a pickup link's token opens. */
+  async findLiveByLinkToken(tokenHash: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { linkTokenHash: tokenHash, expiresAt: { gt: now }, exhaustedAt: null },
       include: shareInclude,
     })
     return row ? toShare(row) : null

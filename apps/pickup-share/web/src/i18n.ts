@@ -72,6 +72,8 @@ const en = {
   'pickup.badFormat': 'A pickup code is {length} digits.',
   'pickup.notFound':
     'No share has this code. Check the digits: codes also stop working once they expire or are used up.',
+  'pickup.linkNotFound':
+    'This pickup link opens nothing: the share expired, its downloads are used up, or it was deleted.',
   'pickup.exhausted': 'This share is used up: no downloads are left.',
   'pickup.gone': 'This file can no longer be downloaded: the share expired or its downloads are used up.',
   'pickup.rateLimited': 'Too many wrong codes from your network. Try again in {wait}.',
@@ -253,6 +255,7 @@ const zh: Record<Key, string> = {
   'pickup.checking': '查询中…',
   'pickup.badFormat': '取件码是 {length} 位数字。',
   'pickup.notFound': '没有与此取件码对应的分享。请核对数字：取件码过期或次数用完后也会失效。',
+  'pickup.linkNotFound': '此取件链接已无法打开：分享已过期、下载次数已用完或已被删除。',
   'pickup.exhausted': '此分享的下载次数已用完。',
   'pickup.gone': '该文件已无法下载：分享已过期或下载次数已用完。',
   'pickup.rateLimited': '你的网络输错取件码的次数过多，请 {wait} 后再试。',
