@@ -49,9 +49,10 @@ export function createApp(deps: AppDeps): Express {
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
       helmet: webHelmetOptions(uploadOrigins(deps.config)),
+      // Only what serving needs: take, download, upload and share work without kv (README
+      // "Without Redis"); a load balancer must not take every replica out when Redis goes away.
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
-        kv: () => deps.kv.ping(),
       },
     },
     (app) => {

@@ -20,6 +20,7 @@ import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
 import { builtinRepoStore, driverFactory, type FactoryDeps } from './storage/factory.ts'
 import { AuditRepository } from './store/audit-repository.ts'
+import { type KvDeadlineOptions, withKvDeadline } from './store/kv-deadline.ts'
 import { AuthCodeRepository } from './store/auth-code-repository.ts'
 import type { Db } from './store/db.ts'
 import { InstanceRepository } from './store/instance-repository.ts'
@@ -67,6 +68,8 @@ export interface ServiceDeps {
   db: Db
   kv: KeyValueStore
   clock?: Clock
+  /** Deadline and pause of kv calls (store/kv-deadline.ts); tests shorten them. */
+  kvDeadline?: KvDeadlineOptions
 }
 
 /** The storage instances from config: blob always, bucket when S3 is configured. */
@@ -103,7 +106,10 @@ export function buildStorage(
 
 export function createServices(deps: ServiceDeps): Services & { gate: DownloadGate } {
   const clock = deps.clock ?? systemClock
-  const { config, logger, db, kv } = deps
+  const { config, logger, db } = deps
+  // Every kv call answers within a deadline: take, download and the limits go on without kv.
+  const kv = withKvDeadline(deps.kv, deps.kvDeadline)
+  const kvTrouble = kvFallbackLogger(logger)
   const tokens = new UploadTokens(config.UPLOAD_TOKEN_SECRET ?? randomBytes(32).toString('hex'), clock)
   const storage = buildStorage(config, tokens, { db, kv, logger })
   const shareRepo = new ShareRepository(db)
@@ -117,8 +123,8 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   })
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
-  const gate = new DownloadGate(kv, shareRepo, clock)
-  const counters = new WindowCounters(kv, kvFallbackLogger(logger))
+  const gate = new DownloadGate(kv, shareRepo, clock, kvTrouble)
+  const counters = new WindowCounters(kv, kvTrouble)
   const guard = new GuessGuard(counters, clock, logger)
   const shares = new ShareService({
     shares: shareRepo,
@@ -149,7 +155,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     cleanup,
     authCodes,
     settings,
-    sessions: new AdminSessions(kv, clock, {
+    sessions: new AdminSessions(kv, counters, clock, {
       hash: config.ADMIN_PASSWORD_HASH,
       plain: config.ADMIN_PASSWORD,
     }),
@@ -171,6 +177,9 @@ function kvFallbackLogger(logger: Logger): (err: unknown) => void {
     const now = Date.now()
     if (now < next) return
     next = now + 60_000
-    logger.warn({ err }, 'kv unavailable: limits count in this process until it answers again')
+    logger.warn(
+      { err },
+      'kv unavailable: limits count in this process and downloads in Postgres alone until it answers again',
+    )
   }
 }

@@ -337,13 +337,14 @@ export class ShareService {
     const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
-    const counted = share.maxDownloads !== null
-    if (counted && (await this.d.gate.reserve(share.id, share.expiresAt)) === null) throw shareNotFound()
+    const reservation =
+      share.maxDownloads === null ? null : await this.d.gate.reserve(share.id, share.expiresAt)
+    if (share.maxDownloads !== null && reservation === null) throw shareNotFound()
     let opened: { stream: Readable; size: number }
     try {
       opened = await driver.openRead(file.pathname)
     } catch (err) {
-      if (counted) await this.d.gate.refund(share.id)
+      if (reservation) await this.d.gate.refund(share.id, reservation)
       if (err instanceof ApiError) throw err
       throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
         cause: err,
@@ -356,9 +357,9 @@ export class ShareService {
       size: opened.size,
       stream: opened.stream,
       done: async () => {
-        if (finished || !counted) return
+        if (finished || !reservation) return
         finished = true
-        if (await this.d.gate.finish(share.id)) await this.removeShare(share.id)
+        if (await this.d.gate.finish(share.id, reservation)) await this.removeShare(share.id)
       },
     }
   }

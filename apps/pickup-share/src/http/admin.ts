@@ -255,6 +255,7 @@ export function registerAdmin(app: Express, s: Services): void {
     const { body } = inputOf(loginSchemas, req)
     if (!s.sessions.enabled)
       throw new ApiError('admin_disabled', 'no admin password is configured (ADMIN_PASSWORD_HASH)')
+    await s.sessions.assertAvailable()
     await s.sessions.countAttempt(clientKey(req, s), await s.settings.get())
     if (!(await s.sessions.checkPassword(body.password))) {
       await audit(req, res, 'admin.login_failed', null)

@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type Clock, systemClock } from '@quartet/core/clock'
+import type { KeyValueStore } from '@quartet/core/kv'
 import { silentLogger, startTestServer, type RunningServer, useTestDeps } from '@quartet/core/testing'
 import { createApp } from '../../src/app.ts'
 import type { DownloadGate } from '../../src/domain/download-gate.ts'
 import type { Services } from '../../src/http/services.ts'
 import { createServices, type ServicesConfig } from '../../src/services.ts'
 import { createDb } from '../../src/store/db.ts'
+import type { KvDeadlineOptions } from '../../src/store/kv-deadline.ts'
 
 export const ADMIN_PASSWORD = 'correct horse battery staple'
 
@@ -44,15 +46,23 @@ export interface Harness {
 /** The app on a loopback port with real Postgres/kv from `deps` and its own blob folder. */
 export async function startHarness(
   deps: ReturnType<typeof testDeps>,
-  options: { config?: Partial<ServicesConfig>; clock?: Clock; strictGuessLimits?: boolean } = {},
+  options: {
+    config?: Partial<ServicesConfig>
+    clock?: Clock
+    strictGuessLimits?: boolean
+    /** Another kv than the test file's (a faulty one, a Redis the test owns). */
+    kv?: KeyValueStore
+    kvDeadline?: KvDeadlineOptions
+  } = {},
 ): Promise<Harness> {
   const config = testConfig(options.config)
   const logger = process.env.TEST_LOG
     ? (await import('@quartet/core/log')).createLogger({ name: 'test', level: 'error' })
     : silentLogger()
   const clock = options.clock ?? systemClock
-  const services = createServices({ config, logger, db: deps.db, kv: deps.kv, clock })
-  const app = createApp({ config, logger, db: deps.db, kv: deps.kv, clock, services })
+  const kv = options.kv ?? deps.kv
+  const services = createServices({ config, logger, db: deps.db, kv, clock, kvDeadline: options.kvDeadline })
+  const app = createApp({ config, logger, db: deps.db, kv, clock, services })
   // Tests fire many requests from one address; the guessing limits get their own test file.
   if (!options.strictGuessLimits)
     await services.settings.update({

@@ -1,0 +1,85 @@
+import type { KeyValueStore, WindowHit } from '@quartet/core/kv'
+
+/** A kv call that failed, did not answer in time, or was not tried because kv is down. */
+export class KvUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'KvUnavailableError'
+  }
+}
+
+export interface KvDeadlineOptions {
+  /** A call unanswered after this long rejects (default 1000 ms). */
+  timeoutMs?: number
+  /** After a failure, calls reject at once for this long before kv is tried again (default 2000 ms). */
+  pauseMs?: number
+}
+
+/**
+ * The kv store with a deadline on every call, for the paths that can do without kv (take,
+ * download, limits). A frozen Redis (or one ioredis keeps queueing for) makes a call reject after
+ * `timeoutMs` instead of holding the request for the whole freeze; after any failure, calls reject
+ * at once for `pauseMs`, so a request that needs several kv calls pays the timeout once, not once
+ * per call, and requests arriving meanwhile pay nothing. Every failure is a KvUnavailableError.
+ *
+ * Core's Redis client is getting a command timeout and no offline queue; this keeps pickup-share's
+ * degrade paths bounded for any kv until then (and for a kv that hangs in tests). What core could
+ * offer instead: the same deadline and pause on its KeyValueStore, with a `kv unavailable` error
+ * type the services can tell apart from other failures.
+ */
+export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {}): KeyValueStore {
+  const timeoutMs = options.timeoutMs ?? 1000
+  const pauseMs = options.pauseMs ?? 2000
+  let pausedUntil = 0
+  const bounded = <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    if (Date.now() < pausedUntil)
+      return Promise.reject(new KvUnavailableError(`kv ${what} not tried: kv failed moments ago`))
+    return new Promise<T>((resolve, reject) => {
+      const fail = (err: KvUnavailableError) => {
+        pausedUntil = Date.now() + pauseMs
+        reject(err)
+      }
+      const timer = setTimeout(
+        () => fail(new KvUnavailableError(`kv ${what} did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+      timer.unref()
+      let pending: Promise<T>
+      try {
+        pending = call()
+      } catch (err) {
+        pending = Promise.reject(err)
+      }
+      pending.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          fail(
+            new KvUnavailableError(`kv ${what} failed: ${(err as Error)?.message ?? String(err)}`, {
+              cause: err,
+            }),
+          )
+        },
+      )
+    })
+  }
+  return {
+    kind: kv.kind,
+    get: (key) => bounded('get', () => kv.get(key)),
+    set: (key, value, ttlMs) => bounded('set', () => kv.set(key, value, ttlMs)),
+    setIfAbsent: (key, value, ttlMs) => bounded('setIfAbsent', () => kv.setIfAbsent(key, value, ttlMs)),
+    take: (key) => bounded('take', () => kv.take(key)),
+    del: (key) => bounded('del', () => kv.del(key)),
+    incrWithTtl: (key, by, ttlMs) => bounded('incrWithTtl', () => kv.incrWithTtl(key, by, ttlMs)),
+    decrIfPositive: (key) => bounded('decrIfPositive', () => kv.decrIfPositive(key)),
+    hitWindow: (key, by, windowMs, reads) =>
+      bounded<WindowHit>('hitWindow', () => kv.hitWindow(key, by, windowMs, reads)),
+    ttlMs: (key) => bounded('ttlMs', () => kv.ttlMs(key)),
+    ping: () => bounded('ping', () => kv.ping()),
+    onReconnect: (listener) => kv.onReconnect(listener),
+    close: () => kv.close(),
+  }
+}
