@@ -9,6 +9,7 @@ import { AuthCodes } from './domain/auth-codes.ts'
 import { Cleanup } from './domain/cleanup.ts'
 import { DownloadGate } from './domain/download-gate.ts'
 import { GuessGuard } from './domain/guess-guard.ts'
+import { LoginGuard } from './domain/login-guard.ts'
 import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
@@ -155,7 +156,8 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     cleanup,
     authCodes,
     settings,
-    sessions: new AdminSessions(kv, counters, clock, {
+    loginGuard: new LoginGuard(counters),
+    sessions: new AdminSessions(kv, clock, {
       hash: config.ADMIN_PASSWORD_HASH,
       plain: config.ADMIN_PASSWORD,
     }),

@@ -2,8 +2,6 @@ import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import { generateToken, hashToken, safeEqual, verifyPassword } from '@quartet/core/auth'
 import type { KeyValueStore } from '@quartet/core/kv'
-import type { TSettings } from './settings.ts'
-import type { WindowCounters } from './window-counters.ts'
 
 export const IDLE_TIMEOUT_MS = 30 * 60_000
 export const ABSOLUTE_TIMEOUT_MS = 12 * 3_600_000
@@ -33,7 +31,6 @@ export const SESSION_STORE_RETRY_AFTER_SECONDS = 5
 export class AdminSessions {
   constructor(
     private readonly kv: KeyValueStore,
-    private readonly counters: WindowCounters,
     private readonly clock: Clock,
     private readonly password: { hash?: string | undefined; plain?: string | undefined },
   ) {}
@@ -59,20 +56,6 @@ export class AdminSessions {
 
   get enabled(): boolean {
     return Boolean(this.password.hash || this.password.plain)
-  }
-
-  /** Counts the attempt against the IP's login budget; 429 once it is spent. */
-  async countAttempt(ip: string, s: TSettings): Promise<void> {
-    const hit = await this.counters.hit(`login:${ip}`, s.loginWindowSeconds * 1000)
-    if (hit.count > s.loginAttemptsPerIp) {
-      const retryAfter = Math.max(1, Math.ceil(hit.ttlMs / 1000))
-      throw new ApiError(
-        'rate_limit_exceeded',
-        'too many login attempts from this address',
-        { limit: s.loginAttemptsPerIp },
-        { headers: { 'Retry-After': String(retryAfter) } },
-      )
-    }
   }
 
   async checkPassword(password: string): Promise<boolean> {

@@ -1,8 +1,7 @@
 import type { Clock } from '@quartet/core/clock'
-import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { TSettings } from './settings.ts'
-import type { CounterHit, WindowCounters } from './window-counters.ts'
+import { type CounterHit, limitExceeded, type WindowCounters } from './window-counters.ts'
 
 /** What the guard reports, for metrics and alerts (see http/metrics.ts). */
 export interface GuessObserver {
@@ -69,7 +68,7 @@ export class GuessGuard {
       // Refused before looking: this request is no failure of everyone's.
       await this.counters.undo(GLOBAL_KEY, globalHit, windowMs)
       this.emit((o) => o.refused?.('address'))
-      throw limited('too many failed pickup attempts from this address', addressHit.ttlMs, {
+      throw limitExceeded('too many failed pickup attempts from this address', addressHit.ttlMs, {
         reason: 'address',
         limit: s.takeFailuresPerIp,
       })
@@ -89,7 +88,7 @@ export class GuessGuard {
         // Not looked at: the address keeps its budget for when a slot is free.
         await this.counters.undo(addressKey, addressHit, windowMs)
         this.emit((o) => o.refused?.('throttle'))
-        throw limited(
+        throw limitExceeded(
           'many wrong pickup codes are being tried right now, so codes are checked slowly; try again shortly (the pickup link always works)',
           slot.ttlMs,
           { reason: 'throttle', limit: s.guessThrottlePerMinute },
@@ -141,16 +140,4 @@ export function expectedGuessHitsPerYear(
   const checksPerWindow = s.takeFailuresGlobal + (s.guessThrottlePerMinute * s.takeFailureWindowSeconds) / 60
   const checksPerYear = checksPerWindow * (YEAR_SECONDS / s.takeFailureWindowSeconds)
   return (checksPerYear * liveShares) / 10 ** s.codeLength
-}
-
-function limited(message: string, ttlMs: number, details: Record<string, unknown>): ApiError {
-  const retryAfter = Math.max(1, Math.ceil(ttlMs / 1000))
-  return new ApiError(
-    'rate_limit_exceeded',
-    message,
-    { ...details, retry_after: retryAfter },
-    {
-      headers: { 'Retry-After': String(retryAfter) },
-    },
-  )
 }

@@ -22,8 +22,15 @@ export const ZSettings = z
     takeFailureWindowSeconds: int(1, 86_400).default(600),
     /** Code checks per minute for everyone together while the global budget is spent. */
     guessThrottlePerMinute: int(1, 100_000).default(30),
+    /** Failed admin logins per client address (IPv6: its /64) per window. */
     loginAttemptsPerIp: int(1, 1000).default(5),
     loginWindowSeconds: int(1, 86_400).default(900),
+    /** Failed logins of one account per window before its logins back off. */
+    loginFailuresPerAccount: int(1, 100_000).default(20),
+    /** Failed logins of all accounts together per window before every login backs off. */
+    loginFailuresGlobal: int(1, 1_000_000).default(100),
+    /** The longest wait between two checked logins while backing off. */
+    loginBackoffMaxSeconds: int(1, 86_400).default(60),
   })
   .strict()
   .superRefine((s, ctx) => {

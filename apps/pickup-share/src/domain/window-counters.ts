@@ -1,3 +1,4 @@
+import { ApiError } from '@quartet/core/errors'
 import { type KeyValueStore, MemoryKeyValueStore } from '@quartet/core/kv'
 
 /** One hit on a window counter, and where it was counted (so it can be taken back there). */
@@ -77,4 +78,15 @@ export class WindowCounters {
   close(): Promise<void> {
     return this.local.close()
   }
+}
+
+/** The 429 of a spent budget: `Retry-After` (and `details.retry_after`) from the window's end. */
+export function limitExceeded(message: string, ttlMs: number, details: Record<string, unknown>): ApiError {
+  const retryAfter = Math.max(1, Math.ceil(ttlMs / 1000))
+  return new ApiError(
+    'rate_limit_exceeded',
+    message,
+    { ...details, retry_after: retryAfter },
+    { headers: { 'Retry-After': String(retryAfter) } },
+  )
 }

@@ -138,7 +138,10 @@ export const adminOperations: OperationDoc[] = [
       200: { description: 'logged in', schema: z.object({ ok: z.literal(true), expiresAt: z.string() }) },
       401: { description: 'wrong password' },
       403: { description: 'CSRF check failed' },
-      429: { description: 'too many attempts' },
+      429: {
+        description:
+          'too many failed logins from this address, or for the account or everyone (backoff); Retry-After',
+      },
     },
   },
   adminOperation({
@@ -256,11 +259,20 @@ export function registerAdmin(app: Express, s: Services): void {
     if (!s.sessions.enabled)
       throw new ApiError('admin_disabled', 'no admin password is configured (ADMIN_PASSWORD_HASH)')
     await s.sessions.assertAvailable()
-    await s.sessions.countAttempt(clientKey(req, s), await s.settings.get())
-    if (!(await s.sessions.checkPassword(body.password))) {
+    const ticket = await s.loginGuard.admit(clientKey(req, s), await s.settings.get())
+    let right: boolean
+    try {
+      right = await s.sessions.checkPassword(body.password)
+    } catch (err) {
+      await s.loginGuard.abandon(ticket)
+      throw err
+    }
+    if (!right) {
+      s.loginGuard.failed(ticket)
       await audit(req, res, 'admin.login_failed', null)
       throw new ApiError('invalid_password', 'wrong password')
     }
+    await s.loginGuard.succeeded(ticket)
     const { id, session } = await s.sessions.start(cookieValue(req, SESSION_COOKIE))
     res.locals.adminSession = session
     setSessionCookie(req, res, id, ABSOLUTE_TIMEOUT_MS)

@@ -3,6 +3,7 @@ import { addressKey } from '@quartet/core/rate-limit'
 import type { AdminSessions } from '../domain/admin-sessions.ts'
 import type { AuthCodes } from '../domain/auth-codes.ts'
 import type { GuessGuard } from '../domain/guess-guard.ts'
+import type { LoginGuard } from '../domain/login-guard.ts'
 import type { Cleanup } from '../domain/cleanup.ts'
 import type { SettingsService } from '../domain/settings.ts'
 import type { ShareService } from '../domain/shares.ts'
@@ -17,6 +18,8 @@ export interface Services {
   authCodes: AuthCodes
   settings: SettingsService
   sessions: AdminSessions
+  /** Failure budgets and backoff of admin logins. */
+  loginGuard: LoginGuard
   audit: AuditRepository
   storage: StorageRegistry
   /** Storage instances with quotas (admin /api/admin/stores). */

@@ -69,6 +69,8 @@ export async function startHarness(
       takeFailuresPerIp: 1_000_000,
       takeFailuresGlobal: 1_000_000,
       loginAttemptsPerIp: 1000,
+      loginFailuresPerAccount: 100_000,
+      loginFailuresGlobal: 1_000_000,
     })
   const server = await startTestServer(app)
   return {

@@ -82,6 +82,9 @@ describe('settings', () => {
       guessThrottlePerMinute: 30,
       loginAttemptsPerIp: 5,
       loginWindowSeconds: 900,
+      loginFailuresPerAccount: 20,
+      loginFailuresGlobal: 100,
+      loginBackoffMaxSeconds: 60,
     })
   })
 })

@@ -185,6 +185,9 @@ export type Settings = {
   guessThrottlePerMinute: number
   loginAttemptsPerIp: number
   loginWindowSeconds: number
+  loginFailuresPerAccount: number
+  loginFailuresGlobal: number
+  loginBackoffMaxSeconds: number
 }
 
 export interface AdminShare {
