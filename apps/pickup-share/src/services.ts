@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
-import { DEFAULT_IPV6_PREFIX } from '@quartet/core/rate-limit'
+import { createRateLimiter, DEFAULT_IPV6_PREFIX } from '@quartet/core/rate-limit'
 import type { TConfig } from './config.ts'
 import { AdminSessions } from './domain/admin-sessions.ts'
 import { AuthCodes } from './domain/auth-codes.ts'
@@ -14,12 +14,14 @@ import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
 import { StoreInstances } from './domain/store-instances.ts'
+import { UploadReservations } from './domain/upload-reservations.ts'
 import { UploadTokens } from './domain/upload-token.ts'
 import { WindowCounters } from './domain/window-counters.ts'
 import type { Services } from './http/services.ts'
 import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
 import { builtinRepoStore, driverFactory, type FactoryDeps } from './storage/factory.ts'
+import { AllowanceRepository } from './store/allowance-repository.ts'
 import { AuditRepository } from './store/audit-repository.ts'
 import { type KvDeadlineOptions, withKvDeadline } from './store/kv-deadline.ts'
 import { AuthCodeRepository } from './store/auth-code-repository.ts'
@@ -43,6 +45,11 @@ export type ServicesConfig = Pick<
   | 'ADMIN_PASSWORD'
   | 'UPLOAD_TOKEN_SECRET'
   | 'UPLOAD_TOKEN_TTL_SECONDS'
+  | 'UPLOAD_PERMISSIONS_PER_ADDRESS'
+  | 'UPLOAD_PERMISSIONS_GLOBAL'
+  | 'UPLOAD_LIMIT_WINDOW_SECONDS'
+  | 'UPLOAD_PENDING_BYTES_PER_ADDRESS'
+  | 'UPLOAD_PENDING_BYTES_GLOBAL'
   | 'ORPHAN_AFTER_HOURS'
   | 'ADMIN_ALLOWED_ORIGINS'
 > &
@@ -121,6 +128,34 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     factory: driverFactory({ config, tokens, db, kv, logger }),
     logger,
     removeShare: (id) => removeShare(id),
+    // Called later, once reservations (below) exists.
+    releasedWithInstance: (rows): Promise<void> => reservations.releasedWithInstance(rows),
+  })
+  const uploadWindow = config.UPLOAD_LIMIT_WINDOW_SECONDS
+  const reservations = new UploadReservations({
+    shares: shareRepo,
+    allowances: new AllowanceRepository(db),
+    instances,
+    limits: {
+      // Counted in kv, per process while kv fails (core's limiter).
+      permissionsPerAddress: createRateLimiter({
+        kv,
+        name: 'upload:address',
+        points: config.UPLOAD_PERMISSIONS_PER_ADDRESS,
+        durationSec: uploadWindow,
+      }),
+      permissionsGlobal: createRateLimiter({
+        kv,
+        name: 'upload:all',
+        points: config.UPLOAD_PERMISSIONS_GLOBAL,
+        durationSec: uploadWindow,
+      }),
+      pendingBytesPerAddress: config.UPLOAD_PENDING_BYTES_PER_ADDRESS,
+      pendingBytesGlobal: config.UPLOAD_PENDING_BYTES_GLOBAL,
+      permissionTtlMs: config.UPLOAD_TOKEN_TTL_SECONDS * 1000,
+    },
+    clock,
+    logger,
   })
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
@@ -135,6 +170,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     authCodes,
     gate,
     guard,
+    reservations,
     tokens,
     clock,
     logger,
@@ -145,6 +181,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   const cleanup = new Cleanup({
     shares: shareRepo,
     service: shares,
+    reservations,
     storage,
     clock,
     logger,

@@ -12,6 +12,7 @@ import type { GuessGuard } from './guess-guard.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
+import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
 export interface ShareServiceDeps {
@@ -22,6 +23,7 @@ export interface ShareServiceDeps {
   authCodes: AuthCodes
   gate: DownloadGate
   guard: GuessGuard
+  reservations: UploadReservations
   tokens: UploadTokens
   clock: Clock
   logger: Logger
@@ -37,6 +39,8 @@ export interface UploadRequest {
   limitSize?: boolean | undefined
   authCode?: string | undefined
   clientIp: string | null
+  /** The client as limits count it (addressKey). */
+  clientKey: string
 }
 
 export interface UploadGrant {
@@ -104,12 +108,14 @@ export class ShareService {
         maximumSizeInBytes: s.maxFileSizeBytes,
       })
     }
-    // Picks an enabled instance with room and reserves the declared size there (atomic).
-    const driver = await this.d.instances.reserve(req.store, req.size)
+    // The permission limits, then an enabled instance with room: the declared size is reserved
+    // there and in the client's and everyone's allowance (each atomic).
+    const driver = await this.d.reservations.reserve(req.store, req.size, req.clientKey)
+    const abandon = () => this.d.reservations.abandon(driver, req.size, req.clientKey)
     const cap = driver.maxObjectBytes
     if (cap !== undefined) {
       if (req.size > cap) {
-        await this.d.instances.release(driver.instance, req.size)
+        await abandon()
         throw new ApiError('file_too_large', `the ${driver.kind} store takes files of at most ${cap} bytes`, {
           maximumSizeInBytes: cap,
         })
@@ -128,23 +134,29 @@ export class ShareService {
         allowOverwrite: false,
       })
     } catch (err) {
-      await this.d.instances.release(driver.instance, req.size)
+      await abandon()
       throw err
     }
-    // The permission row carries the reservation from here on (cleanup releases it).
-    await this.d.shares.recordIssuedUpload({
-      id: randomUUID(),
-      store: driver.kind,
-      storeInstance: driver.instance,
-      pathname,
-      name: req.name,
-      size: req.size,
-      type: req.type,
-      maxBytes,
-      authCodeId,
-      clientIp: req.clientIp,
-      createdAt: this.d.clock.now(),
-    })
+    // The permission row carries the reservation from here on (UploadReservations releases it).
+    try {
+      await this.d.shares.recordIssuedUpload({
+        id: randomUUID(),
+        store: driver.kind,
+        storeInstance: driver.instance,
+        pathname,
+        name: req.name,
+        size: req.size,
+        type: req.type,
+        maxBytes,
+        authCodeId,
+        clientIp: req.clientIp,
+        clientKey: req.clientKey,
+        createdAt: this.d.clock.now(),
+      })
+    } catch (err) {
+      await abandon()
+      throw err
+    }
     return {
       store: driver.kind,
       pathname,
@@ -170,11 +182,24 @@ export class ShareService {
       throw new ApiError('upload_token_invalid', 'the upload token is not valid')
     if (claims.maxBytes !== null && declaredLength !== null && declaredLength > claims.maxBytes)
       throw new ApiError('file_too_large', `the upload exceeds the limit of ${claims.maxBytes} bytes`)
-    const { size } = await driver.put(claims.pathname, body, {
-      maxBytes: claims.maxBytes,
-      allowOverwrite: claims.allowOverwrite,
-    })
-    return { pathname: claims.pathname, size }
+    // From here the permission is in use: its reservation is not given back at expiry.
+    const started = this.d.clock.now()
+    if (!(await this.d.shares.markUploadStarted(claims.instance, claims.pathname, started)))
+      throw new ApiError(
+        'upload_token_expired',
+        'the upload permission is no longer valid; ask for a new one',
+      )
+    try {
+      const { size } = await driver.put(claims.pathname, body, {
+        maxBytes: claims.maxBytes,
+        allowOverwrite: claims.allowOverwrite,
+      })
+      return { pathname: claims.pathname, size }
+    } catch (err) {
+      // Nothing was stored (or it belongs to an earlier upload): unused again, unless stored.
+      await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
+      throw err
+    }
   }
 
   /**
@@ -234,6 +259,7 @@ export class ShareService {
         store: driver.kind,
         storeInstance: driver.instance,
         issuedUploadId: issued.id,
+        clientKey: issued.clientKey,
         reserved: issued.size,
         real: info.size,
       })
@@ -261,7 +287,14 @@ export class ShareService {
       throw new ApiError('upload_already_shared', 'a file of this share is already part of another share')
     }
     // The reservations become used bytes of the real size.
-    for (const f of files) await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
+    for (const f of files) {
+      await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
+      await this.d.reservations.shared({
+        storeInstance: f.storeInstance,
+        size: f.reserved,
+        clientKey: f.clientKey,
+      })
+    }
     if (maxDownloads !== null) await this.d.gate.seed(id, maxDownloads, expiresAt)
     return { code: result.share.code, token, share: result.share }
   }

@@ -15,12 +15,18 @@ export interface KvDeadlineOptions {
   pauseMs?: number
 }
 
+/** Errors that say kv is down, not that one call went wrong (ioredis' words for it). */
+const DOWN =
+  /not connected|connection is closed|MaxRetriesPerRequest|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable|offline queue/i
+
 /**
  * The kv store with a deadline on every call, for the paths that can do without kv (take,
  * download, limits). A frozen Redis (or one ioredis keeps queueing for) makes a call reject after
- * `timeoutMs` instead of holding the request for the whole freeze; after any failure, calls reject
- * at once for `pauseMs`, so a request that needs several kv calls pays the timeout once, not once
- * per call, and requests arriving meanwhile pay nothing. Every failure is a KvUnavailableError.
+ * `timeoutMs` instead of holding the request for the whole freeze; after a call that timed out or
+ * found kv down, calls reject at once for `pauseMs`, so a request that needs several kv calls pays
+ * the timeout once, not once per call, and requests arriving meanwhile pay nothing. (A call that
+ * failed on its own, such as a rate-limit hit core gave up on after 500 ms under load, does not
+ * pause the others.) Every failure is a KvUnavailableError.
  *
  * Core's Redis client is getting a command timeout and no offline queue; this keeps pickup-share's
  * degrade paths bounded for any kv until then (and for a kv that hangs in tests). What core could
@@ -35,12 +41,12 @@ export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {
     if (Date.now() < pausedUntil)
       return Promise.reject(new KvUnavailableError(`kv ${what} not tried: kv failed moments ago`))
     return new Promise<T>((resolve, reject) => {
-      const fail = (err: KvUnavailableError) => {
-        pausedUntil = Date.now() + pauseMs
+      const fail = (err: KvUnavailableError, down: boolean) => {
+        if (down) pausedUntil = Date.now() + pauseMs
         reject(err)
       }
       const timer = setTimeout(
-        () => fail(new KvUnavailableError(`kv ${what} did not answer within ${timeoutMs} ms`)),
+        () => fail(new KvUnavailableError(`kv ${what} did not answer within ${timeoutMs} ms`), true),
         timeoutMs,
       )
       timer.unref()
@@ -57,10 +63,12 @@ export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {
         },
         (err: unknown) => {
           clearTimeout(timer)
+          const message = `${(err as Error)?.name ?? ''} ${(err as Error)?.message ?? String(err)}`
           fail(
             new KvUnavailableError(`kv ${what} failed: ${(err as Error)?.message ?? String(err)}`, {
               cause: err,
             }),
+            DOWN.test(message),
           )
         },
       )

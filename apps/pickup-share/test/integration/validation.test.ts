@@ -134,7 +134,10 @@ describe("traversal: path must be one of the share's own files", () => {
       headers: { 'x-upload-token': token, 'content-type': 'application/octet-stream' },
       body: 'x',
     })
-    expect(res.status).toBe(404)
+    // No permission was issued for it, so nothing is written at all (the blob store's own
+    // resolution inside its folder is tested in test/unit/storage.test.ts).
+    expect(res.status).toBe(401)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upload_token_expired')
     expect(readdirSync(path.dirname(h.config.BLOB_DIR))).not.toContain('escape.txt')
   })
 })
