@@ -17,7 +17,7 @@ import { createServices, type ServicesConfig } from './services.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> &
+  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT' | 'METRICS_TOKEN'> &
     Partial<Pick<TConfig, 'WEB_CONNECT_SRC'>> &
     ServicesConfig
   logger: Logger
@@ -48,11 +48,14 @@ export function createApp(deps: AppDeps): Express {
       envelope: 'code',
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
+      metricsToken: deps.config.METRICS_TOKEN,
       helmet: webHelmetOptions(uploadOrigins(deps.config)),
-      // Only what serving needs: take, download, upload and share work without kv (README
-      // "Without Redis"); a load balancer must not take every replica out when Redis goes away.
+      // Only the database decides readiness: take, download, upload and share work without kv
+      // (README "Without Redis"), so a load balancer must not take every replica out when Redis
+      // goes away; kv is reported only.
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
+        kv: { check: () => deps.kv.ping(), optional: true },
       },
     },
     (app) => {

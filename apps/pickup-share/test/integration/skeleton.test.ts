@@ -36,7 +36,7 @@ describe('pickup-share skeleton', () => {
 
   it('when probed, then health, readiness, metrics and the JSON 404 answer in the code envelope', async () => {
     await expectOperationalEndpoints(app(), {
-      checks: ['database'],
+      checks: ['database', 'kv'],
       notFoundBody: (id) => ({
         error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id },
       }),
