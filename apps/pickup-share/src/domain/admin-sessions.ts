@@ -1,5 +1,5 @@
 import type { Clock } from '@quartet/core/clock'
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, DEPENDENCY_RETRY_AFTER_SECONDS } from '@quartet/core/errors'
 import { generateToken, hashToken, safeEqual, verifyPassword } from '@quartet/core/auth'
 import type { KeyValueStore } from '@quartet/core/kv'
 
@@ -18,9 +18,6 @@ export interface AdminSession {
 }
 
 const sessionKey = (id: string) => `session:${hashToken(id)}`
-
-/** Seconds a client is told to wait while the session store (kv) is unavailable. */
-export const SESSION_STORE_RETRY_AFTER_SECONDS = 5
 
 /**
  * Admin login and sessions. The password is an scrypt hash (ADMIN_PASSWORD_HASH) or a plain value
@@ -44,7 +41,7 @@ export class AdminSessions {
         'service_unavailable',
         'admin sessions are unavailable: the session store does not answer',
         undefined,
-        { headers: { 'Retry-After': String(SESSION_STORE_RETRY_AFTER_SECONDS) }, cause: err },
+        { headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) }, cause: err },
       )
     }
   }

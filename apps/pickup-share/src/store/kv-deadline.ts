@@ -17,7 +17,7 @@ export interface KvDeadlineOptions {
 
 /** Errors that say kv is down, not that one call went wrong (ioredis' words for it). */
 const DOWN =
-  /not connected|connection is closed|MaxRetriesPerRequest|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable|offline queue/i
+  /not connected|connection is closed|Command timed out|MaxRetriesPerRequest|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable|offline queue/i
 
 /**
  * The kv store with a deadline on every call, for the paths that can do without kv (take,
@@ -28,10 +28,11 @@ const DOWN =
  * failed on its own, such as a rate-limit hit core gave up on after 500 ms under load, does not
  * pause the others.) Every failure is a KvUnavailableError.
  *
- * Core's Redis client is getting a command timeout and no offline queue; this keeps pickup-share's
- * degrade paths bounded for any kv until then (and for a kv that hangs in tests). What core could
- * offer instead: the same deadline and pause on its KeyValueStore, with a `kv unavailable` error
- * type the services can tell apart from other failures.
+ * Core's Redis store already fails a command after REDIS_COMMAND_TIMEOUT_MS (500 ms) and at once
+ * while disconnected; the deadline here is the backstop for any kv (and for one that hangs in
+ * tests), and the pause is what core does not offer: without it, a request that makes five kv
+ * calls to a frozen Redis waits five command timeouts. What core could offer instead: the pause
+ * on its KeyValueStore, with a `kv unavailable` error type services can tell from other failures.
  */
 export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {}): KeyValueStore {
   const timeoutMs = options.timeoutMs ?? 1000
@@ -39,14 +40,17 @@ export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {
   let pausedUntil = 0
   const bounded = <T>(what: string, call: () => Promise<T>): Promise<T> => {
     if (Date.now() < pausedUntil)
-      return Promise.reject(new KvUnavailableError(`kv ${what} not tried: kv failed moments ago`))
+      // Worded as core's Redis store words it, so core's 503 mapping knows it too.
+      return Promise.reject(
+        new KvUnavailableError(`kv not connected (${what} not tried: kv failed moments ago)`),
+      )
     return new Promise<T>((resolve, reject) => {
       const fail = (err: KvUnavailableError, down: boolean) => {
         if (down) pausedUntil = Date.now() + pauseMs
         reject(err)
       }
       const timer = setTimeout(
-        () => fail(new KvUnavailableError(`kv ${what} did not answer within ${timeoutMs} ms`), true),
+        () => fail(new KvUnavailableError(`kv did not answer within ${timeoutMs} ms (${what})`), true),
         timeoutMs,
       )
       timer.unref()
