@@ -15,7 +15,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 function cookieValue(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim())
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      // A value that is not valid percent-encoding is no session of ours (never a 500).
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim())
+      } catch {
+        return undefined
+      }
+    }
   }
   return undefined
 }
