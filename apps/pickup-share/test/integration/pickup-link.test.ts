@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto'
+import { captureLogger } from '@quartet/core/testing'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 const deps = testDeps()
+const log = captureLogger()
 let h: Harness
 beforeAll(async () => {
-  h = await startHarness(deps, { strictGuessLimits: true })
+  h = await startHarness(deps, { strictGuessLimits: true, logger: log.logger })
 })
 afterAll(async () => {
   await h.close()
@@ -55,6 +57,24 @@ describe('the pickup link', () => {
     // Used up, by either way.
     expect((await api(h, 'POST', '/api/take', { token })).status).toBe(404)
     expect((await download({ token, path: file.pathname })).status).toBe(404)
+  })
+
+  it('when a share is picked up by code and by link, then neither the code nor the token is in any log line', async () => {
+    const { code, token, file } = await newShare('quiet.txt')
+    await api(h, 'POST', '/api/take', { token })
+    await api(h, 'POST', '/api/take', { code })
+    for (const query of [{ token }, { code }] as Array<Record<string, string>>) {
+      const res = await download({ ...query, path: file.pathname })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    }
+    await api(h, 'GET', `/api/download?token=${token}&path=nothing-here`)
+    const lines = JSON.stringify(log.lines)
+    expect(
+      log.lines.some((l) => String((l.req as { url?: string })?.url ?? '').startsWith('/api/download?')),
+    ).toBe(true)
+    expect(lines).not.toContain(token)
+    expect(lines).not.toContain(code)
   })
 
   it('when an address has spent its guessing budget, then its link still opens the share', async () => {

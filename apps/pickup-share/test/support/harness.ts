@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
+import type { Logger } from '@quartet/core/log'
 import { silentLogger, startTestServer, type RunningServer, useTestDeps } from '@quartet/core/testing'
 import { createApp } from '../../src/app.ts'
 import type { DownloadGate } from '../../src/domain/download-gate.ts'
@@ -58,12 +59,16 @@ export async function startHarness(
     /** Another kv than the test file's (a faulty one, a Redis the test owns). */
     kv?: KeyValueStore
     kvDeadline?: KvDeadlineOptions
+    /** A logger of the test's own (e.g. captureLogger) instead of a silent one. */
+    logger?: Logger
   } = {},
 ): Promise<Harness> {
   const config = testConfig(options.config)
-  const logger = process.env.TEST_LOG
-    ? (await import('@quartet/core/log')).createLogger({ name: 'test', level: 'error' })
-    : silentLogger()
+  const logger =
+    options.logger ??
+    (process.env.TEST_LOG
+      ? (await import('@quartet/core/log')).createLogger({ name: 'test', level: 'error' })
+      : silentLogger())
   const clock = options.clock ?? systemClock
   const kv = options.kv ?? deps.kv
   // Connected before the first request, as a running service is: a first call that waits for
