@@ -3,6 +3,7 @@ import {
   ADMIN_HEADERS,
   ADMIN_PASSWORD,
   api,
+  flood,
   type Harness,
   startHarness,
   testDeps,
@@ -27,9 +28,7 @@ describe('admin login limits', () => {
     await h.services.settings.update({ loginFailuresPerAccount: 10, loginBackoffMaxSeconds: 1 })
     try {
       const started = performance.now()
-      const answers = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => login(`guess-${i}`, `203.0.113.${i + 1}`)),
-      )
+      const answers = await flood(40, (i) => login(`guess-${i}`, `203.0.113.${i + 1}`), 20)
       const seconds = (performance.now() - started) / 1000
       const count = (status: number) => answers.filter((a) => a.status === status).length
       // 10 within the budget, then one check per backoff slot (1 s here) while the burst lasts;

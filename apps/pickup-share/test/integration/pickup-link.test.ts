@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { captureLogger } from '@quartet/core/testing'
-import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import { api, flood, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 const deps = testDeps()
 const log = captureLogger()
@@ -129,18 +129,16 @@ describe('the pickup link', () => {
     const { token, file, data } = await newShare('after-the-flood.txt')
     await h.services.settings.update({ takeFailuresGlobal: 100, guessThrottlePerMinute: 10 })
     try {
-      const flood = await Promise.all(
-        Array.from({ length: 1000 }, (_, i) =>
-          api(
-            h,
-            'POST',
-            '/api/take',
-            { code: String(400_000_000_000 + i) },
-            from(`198.51.100.${(i % 100) + 1}`),
-          ),
+      const wrong = await flood(1000, (i) =>
+        api(
+          h,
+          'POST',
+          '/api/take',
+          { code: String(400_000_000_000 + i) },
+          from(`198.51.100.${(i % 100) + 1}`),
         ),
       )
-      expect(flood.filter((r) => r.status === 429).length).toBeGreaterThan(800)
+      expect(wrong.filter((r) => r.status === 429).length).toBeGreaterThan(800)
       const receivers = await Promise.all(
         ['198.51.100.1', '203.0.113.9', '2001:db8:1::1'].map((ip) =>
           api(h, 'POST', '/api/take', { token }, from(ip)),

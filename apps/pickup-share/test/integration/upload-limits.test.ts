@@ -1,7 +1,7 @@
 import http from 'node:http'
 import { fixedClock } from '@quartet/core/clock'
 import { MemoryKeyValueStore } from '@quartet/core/kv'
-import { api, type Harness, startHarness, testDeps } from '../support/harness.ts'
+import { api, flood, type Harness, startHarness, testDeps } from '../support/harness.ts'
 
 // Issue 19 item 4: limits on upload permissions and on the bytes they hold.
 const deps = testDeps()
@@ -11,8 +11,12 @@ const GB = 1_000_000_000
 const PAST_EXPIRY_MS = (1800 + 600 + 1) * 1000
 let h: Harness
 
+// Memory kv for the permission counts: exact counts under heavy concurrency are this file's point. With Redis on a loaded
+// machine, a limiter call slower than 0.5 s is counted in the process instead (the documented
+// fallback), which blurs them; pickup-link.test.ts and without-redis.test.ts cover those paths.
 beforeAll(async () => {
   h = await startHarness(deps, {
+    kv: new MemoryKeyValueStore(),
     clock,
     config: {
       UPLOAD_PERMISSIONS_PER_ADDRESS: 20,
@@ -44,19 +48,17 @@ const setQuota = (quotaBytes: number | null) => h.services.instances.upsert({ na
 
 describe('upload permission limits', () => {
   it('when one address asks for 30 permissions at once, then 20 are granted and 10 get 429; other addresses are not affected', async () => {
-    const answers = await Promise.all(Array.from({ length: 30 }, () => permission('192.0.2.1', 10)))
+    const answers = await flood(30, () => permission('192.0.2.1', 10), 15)
     expect(answers.filter((a) => a.status === 200)).toHaveLength(20)
     const refused = answers.filter((a) => a.status === 429)
     expect(refused).toHaveLength(10)
-    expect(refused[0]!.body.error.details.reason).toBe('permissions')
+    for (const r of refused) expect(r.body.error.details.reason).toBe('permissions')
     expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await permission('192.0.2.2', 10)).status).toBe(200)
   })
 
   it('when addresses of one IPv6 /64 ask for permissions, then they share one budget', async () => {
-    const answers = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => permission(`2001:db8:77:1::${(i + 1).toString(16)}`, 10)),
-    )
+    const answers = await flood(25, (i) => permission(`2001:db8:77:1::${(i + 1).toString(16)}`, 10), 15)
     expect(answers.filter((a) => a.status === 200)).toHaveLength(20)
     expect((await permission('2001:db8:77:2::1', 10)).status).toBe(200)
   })
@@ -69,8 +71,8 @@ describe('upload permission limits', () => {
     const refused = answers.filter((a) => a.status === 429)
     expect(refused).toHaveLength(3)
     expect(refused[0]!.body.error.details).toMatchObject({ reason: 'pending_bytes', limit: 2 * GB })
-    // It can wait for its permissions to expire: about TTL + grace.
-    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(1800)
+    // It can wait for its permissions to expire: about TTL (+ grace once they are recorded).
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1800)
     expect(await allowance('198.51.100.1')).toBe(2 * GB)
     expect((await permission('198.51.100.2', GB)).status).toBe(200)
   })
