@@ -91,6 +91,9 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       mountGraphQL(app, operations, pipeline, {
         maxDepth: config.GRAPHQL_MAX_DEPTH,
         maxFields: config.GRAPHQL_MAX_FIELDS,
+        maxTokens: config.GRAPHQL_MAX_TOKENS,
+        maxCost: config.GRAPHQL_MAX_COST,
+        logger: deps.logger,
         endpoints: PREFIXES.map((p) => `${p}/graphql`),
       })
     },
