@@ -7,6 +7,7 @@ import { createRateLimiter } from '@quartet/core/rate-limit'
 import type { Express } from 'express'
 import { z } from 'zod'
 import type { TConfig } from './config.ts'
+import { createFailedSecretGuard } from './domain/failed-secrets.ts'
 import type { DnsProvider } from './domain/provider.ts'
 import { createDnsService, type DnsService, VERSION } from './domain/service.ts'
 import { mountGraphQL } from './http/graphql.ts'
@@ -42,6 +43,12 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
   const repo = createRepository(deps.db, config.DATABASE_SCHEMA)
   const service = createDnsService({
     repo,
+    guard: createFailedSecretGuard(deps.kv, {
+      windowSec: config.AUTH_FAILURE_WINDOW_SEC,
+      perAddress: config.AUTH_FAILURES_PER_ADDRESS,
+      perKey: config.AUTH_FAILURES_PER_KEY,
+      ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX,
+    }),
     provider: deps.provider ?? createProvider(config),
     clock: deps.clock ?? systemClock,
     logger: deps.logger,
