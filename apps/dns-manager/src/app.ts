@@ -4,7 +4,7 @@ import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
 import { createOpenApiDocument, type OperationDoc, serveOpenApi } from '@quartet/core/openapi'
 import { createRateLimiter } from '@quartet/core/rate-limit'
-import type { Express } from 'express'
+import type { ErrorRequestHandler, Express } from 'express'
 import { z } from 'zod'
 import type { TConfig } from './config.ts'
 import { createFailedSecretGuard } from './domain/failed-secrets.ts'
@@ -89,6 +89,18 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     },
     (app) => {
       serveOpenApi(app, openApiDocument())
+      // Every answer of the three call styles may carry an account's data or a new API secret
+      // (keys.create, keys.regenerate): no cache, shared or private, may keep one. Twice: for
+      // requests, and for the errors (a malformed body) that skip to the error handlers.
+      const styles = PREFIXES.flatMap((p) => [`${p}/rest`, `${p}/rpc`, `${p}/graphql`])
+      app.use(styles, (_req, res, next) => {
+        res.setHeader('Cache-Control', 'no-store')
+        next()
+      })
+      app.use(styles, ((err, _req, res, next) => {
+        res.setHeader('Cache-Control', 'no-store')
+        next(err)
+      }) satisfies ErrorRequestHandler)
       const rest = restRouter(operations, pipeline)
       const rpc = rpcRouter(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH })
       for (const prefix of PREFIXES) {
