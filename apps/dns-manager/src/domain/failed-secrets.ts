@@ -59,38 +59,30 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
   })
 
   /**
-   * Reads a limiter's counter without spending from it. Core's limiter has no such read; its
+   * A limiter's counter, read without spending from it. Core's limiter has no such read; its
    * counters are the kv keys `rl:<name>:<key>` (documented in core's rate-limit.ts), and a test
    * (failed-secrets.test.ts, "the right secret too") fails if that ever changes. While kv cannot
    * answer this is 0: the failures themselves are still counted by the limiter (in memory per
-   * process when Redis is down), so wrong secrets stay limited.
+   * process when Redis is down), so wrong secrets stay limited. One Redis command: every
+   * authentication makes this read, and only a refusal asks for the window's end as well.
    */
-  async function counted(limiterName: string, key: string) {
-    const counter = `rl:${limiterName}:${key}`
-    const read = Promise.all([kv.get(counter), kv.ttlMs(counter)])
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), READ_DEADLINE_MS)
-      timer.unref()
-    })
-    try {
-      const answer = await Promise.race([read, late])
-      if (!answer) return { count: 0, ttlMs: 0 }
-      const count = Number(answer[0] ?? 0)
-      return { count: Number.isSafeInteger(count) ? count : 0, ttlMs: answer[1] ?? 0 }
-    } catch {
-      return { count: 0, ttlMs: 0 }
-    } finally {
-      clearTimeout(timer)
-    }
+  async function countOf(limiterName: string, key: string): Promise<number> {
+    const value = await withinDeadline(kv.get(`rl:${limiterName}:${key}`))
+    const count = Number(value ?? 0)
+    return Number.isSafeInteger(count) ? count : 0
+  }
+
+  async function refusalFor(limiterName: string, key: string): Promise<ApiError> {
+    const ttlMs = await withinDeadline(kv.ttlMs(`rl:${limiterName}:${key}`))
+    return refusal(new Date(Date.now() + (ttlMs ?? limits.windowSec * 1000)))
   }
 
   return {
     async admit(ip) {
       const address = addressKey(ip, limits.ipv6Prefix)
-      const { count, ttlMs } = await counted(BY_ADDRESS, address)
-      if (count >= limits.perAddress) throw refusal(new Date(Date.now() + ttlMs))
-      return { address, failures: count }
+      const failures = await countOf(BY_ADDRESS, address)
+      if (failures >= limits.perAddress) throw await refusalFor(BY_ADDRESS, address)
+      return { address, failures }
     },
 
     async failed(attempt, credentialId) {
@@ -106,9 +98,24 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
 
     async succeeded(attempt, credentialId) {
       if (attempt.failures === 0) return
-      const { count, ttlMs } = await counted(BY_KEY, credentialId)
-      if (count >= limits.perKey) throw refusal(new Date(Date.now() + ttlMs))
+      if ((await countOf(BY_KEY, credentialId)) >= limits.perKey) throw await refusalFor(BY_KEY, credentialId)
     },
+  }
+}
+
+/** A kv read, or null when it fails or takes longer than READ_DEADLINE_MS. */
+async function withinDeadline<T>(read: Promise<T>): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), READ_DEADLINE_MS)
+    timer.unref()
+  })
+  try {
+    return await Promise.race([read, late])
+  } catch {
+    return null
+  } finally {
+    clearTimeout(timer)
   }
 }
 
