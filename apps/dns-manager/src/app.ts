@@ -15,7 +15,7 @@ import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restRouter } from './http/rest.ts'
-import { rpcParseErrors, rpcRouter } from './http/rpc.ts'
+import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
 import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
@@ -105,7 +105,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       const rpc = rpcRouter(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH })
       for (const prefix of PREFIXES) {
         app.use(`${prefix}/rest`, rest)
-        app.use(`${prefix}/rpc`, rpcParseErrors(), rpc)
+        app.use(`${prefix}/rpc`, rpcBodyErrors(), rpc)
       }
       mountGraphQL(app, operations, pipeline, {
         maxDepth: config.GRAPHQL_MAX_DEPTH,

@@ -1,4 +1,4 @@
-import { ApiError, renderJsonRpcError, toApiError } from '@quartet/core/errors'
+import { ApiError, errorAnswer, renderJsonRpcError, toApiError } from '@quartet/core/errors'
 import type { ErrorCode } from '@quartet/core/errors'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { Principal } from '../domain/service.ts'
@@ -68,6 +68,8 @@ const protocolError = (
   error: { code, message, ...(data === undefined ? {} : { data }) },
 })
 
+const requestIdOf = (req: Request) => (typeof req.id === 'string' ? req.id : undefined)
+
 const validId = (id: unknown): id is string | number | null =>
   id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
 
@@ -86,7 +88,7 @@ export function rpcRouter(
 
   router.post('/', async (req: Request, res: Response) => {
     const body = req.body as unknown
-    const requestId = typeof req.id === 'string' ? req.id : undefined
+    const requestId = requestIdOf(req)
     if (body === undefined || body === null || typeof body !== 'object') {
       res.json(
         protocolError(
@@ -200,15 +202,20 @@ export function rpcRouter(
 }
 
 /**
- * Malformed JSON on the RPC endpoint is a JSON-RPC parse error, not the REST envelope. Mounted
- * before the router: express.json runs app-wide, so the error arrives as an error, not a request.
+ * Refusals of the body before the router sees it, in the JSON-RPC shape rather than the REST
+ * envelope (express.json and core's input checks run app-wide, so they arrive as errors, not
+ * requests): malformed JSON is the spec's -32700 parse error (HTTP 200, like every protocol
+ * error); anything else (a body over the limit, a charset we do not read, a string core's input
+ * rule refuses) is one error object with the error's HTTP status and headers.
  */
-export function rpcParseErrors(): ErrorRequestHandler {
-  return (err, _req, res, next) => {
+export function rpcBodyErrors(): ErrorRequestHandler {
+  return (err, req, res, _next) => {
     if ((err as { type?: unknown }).type === 'entity.parse.failed') {
       res.status(200).json(protocolError(RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'))
       return
     }
-    next(err)
+    const { error } = errorAnswer('rest', err, req)
+    if (error.headers) res.set(error.headers)
+    res.status(error.status).json({ jsonrpc: '2.0', id: null, error: rpcError(error, requestIdOf(req)) })
   }
 }
