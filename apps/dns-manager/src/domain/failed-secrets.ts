@@ -41,9 +41,6 @@ export interface FailedSecretLimits {
 const BY_ADDRESS = 'dns-manager:auth-failures:address'
 const BY_KEY = 'dns-manager:auth-failures:key'
 
-/** A read of kv waits this long at most; then the guard goes on as if the count were 0. */
-const READ_DEADLINE_MS = 500
-
 export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretLimits): FailedSecretGuard {
   const perAddress = createRateLimiter({
     kv,
@@ -67,13 +64,13 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
    * authentication makes this read, and only a refusal asks for the window's end as well.
    */
   async function countOf(limiterName: string, key: string): Promise<number> {
-    const value = await withinDeadline(kv.get(`rl:${limiterName}:${key}`))
+    const value = await orNull(kv.get(`rl:${limiterName}:${key}`))
     const count = Number(value ?? 0)
     return Number.isSafeInteger(count) ? count : 0
   }
 
   async function refusalFor(limiterName: string, key: string): Promise<ApiError> {
-    const ttlMs = await withinDeadline(kv.ttlMs(`rl:${limiterName}:${key}`))
+    const ttlMs = await orNull(kv.ttlMs(`rl:${limiterName}:${key}`))
     return refusal(new Date(Date.now() + (ttlMs ?? limits.windowSec * 1000)))
   }
 
@@ -103,19 +100,12 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
   }
 }
 
-/** A kv read, or null when it fails or takes longer than READ_DEADLINE_MS. */
-async function withinDeadline<T>(read: Promise<T>): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), READ_DEADLINE_MS)
-    timer.unref()
-  })
+/** A kv read, or null when it fails (core's Redis client fails a command unanswered in 500 ms). */
+async function orNull<T>(read: Promise<T>): Promise<T | null> {
   try {
-    return await Promise.race([read, late])
+    return await read
   } catch {
     return null
-  } finally {
-    clearTimeout(timer)
   }
 }
 
