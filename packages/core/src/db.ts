@@ -15,7 +15,10 @@ export interface DatabaseOptions {
  * throw): a dead or frozen server must not hold a request for longer than about two seconds.
  */
 export interface PoolDeadlines {
-  /** To open a connection (TCP + start-up) or to wait for a free one in the pool. */
+  /**
+   * How long a caller waits for a connection: a free one from the pool, or a new one opening
+   * (which is let finish for the next caller even when this one gives up).
+   */
   connectTimeoutMs: number
   /**
    * A query's answer: the server cancels the statement after this (`statement_timeout`, which
@@ -37,10 +40,104 @@ export const EMBEDDED_DEADLINES: PoolDeadlines = { connectTimeoutMs: 30_000, que
 /** The client waits this much longer than the server's statement_timeout, so the server's cancel normally wins. */
 const CLIENT_GRACE_MS = 250
 
+/** How long a new connection may take to open once started, whoever asked for it. */
+const ESTABLISH_TIMEOUT_MS = 10_000
+
+/**
+ * A pg client that drops its connection when a query's client-side deadline passes (pg's
+ * `query_timeout`: the server did not even answer the cancel of statement_timeout, so it is
+ * frozen or cut off). pg alone keeps the connection, and everything sent after, a transaction's
+ * ROLLBACK included, then queues behind the unanswered query and waits out a deadline of its own;
+ * dropped, they fail at once and the pool opens a fresh connection.
+ */
+class DeadlineClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const last = args[args.length - 1]
+    if (typeof last === 'function') {
+      const callback = last as (err: Error | undefined, ...rest: unknown[]) => void
+      args[args.length - 1] = (err: Error | undefined, ...rest: unknown[]) => {
+        this.dropIfTimedOut(err)
+        callback(err, ...rest)
+      }
+    }
+    const result = (super.query as (...a: unknown[]) => unknown)(...args)
+    if (result instanceof Promise) result.catch((err: unknown) => this.dropIfTimedOut(err))
+    return result as never
+  }
+
+  private dropIfTimedOut(err: unknown): void {
+    if (!(err instanceof Error) || err.message !== 'Query read timeout') return
+    const self = this as unknown as { _queryable: boolean; connection?: { stream?: { destroy(): void } } }
+    // What pg-pool checks on release: this client leaves the pool instead of serving again.
+    self._queryable = false
+    self.connection?.stream?.destroy()
+  }
+}
+
+/**
+ * A pg pool whose callers wait at most `waitMs` for a connection, while a connection being
+ * opened is given ESTABLISH_TIMEOUT_MS to finish whoever gave up on it (it then serves the next
+ * caller). pg-pool's own connectionTimeoutMillis is both at once: on a slow or thawing server,
+ * every caller's deadline aborted the connection under way and the next caller started another,
+ * a storm of half-opened connections that kept a recovered Postgres busy for many seconds.
+ */
+class DeadlinePool extends pg.Pool {
+  constructor(
+    config: pg.PoolConfig,
+    private readonly waitMs: number,
+  ) {
+    super(config)
+  }
+
+  // pg's connect(): a promise, or a callback as pool.query uses it.
+  override connect(): Promise<pg.PoolClient>
+  override connect(
+    callback: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): void
+  override connect(
+    callback?: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): Promise<pg.PoolClient> | void {
+    const acquired = new Promise<pg.PoolClient>((resolve, reject) => {
+      let settled = false
+      const timer = setTimeout(() => {
+        settled = true
+        reject(new Error('timeout exceeded when trying to connect'))
+      }, this.waitMs)
+      super.connect((err, client, done) => {
+        clearTimeout(timer)
+        if (settled) {
+          // The caller gave up: the connection goes back to the pool for the next one.
+          if (!err && client) done()
+          return
+        }
+        settled = true
+        if (err || !client) reject(err ?? new Error('pool gave no client'))
+        else resolve(client)
+      })
+    })
+    if (!callback) return acquired
+    acquired.then(
+      (client) =>
+        callback(undefined, client, (release) => client.release(release as Error | boolean | undefined)),
+      (err: Error) => callback(err, undefined, () => {}),
+    )
+  }
+}
+
 /**
  * A pg pool with deadlines (PoolDeadlines): the one way every app, the migration applier and
- * the readiness probes connect. An idle client losing its server must not crash the process:
- * its error is swallowed here and the next checkout reconnects.
+ * the readiness probes connect. Errors of idle clients, and of clients checked out by code that
+ * listens for none (a connection dropping under a checked-out client would otherwise be an
+ * unhandled 'error' event, which ends the process), are swallowed here: the query under way
+ * fails on its own, and the next checkout reconnects.
  */
 export function createPgPool(
   url: string,
@@ -48,9 +145,10 @@ export function createPgPool(
 ): pg.Pool {
   const { connectTimeoutMs, queryTimeoutMs } = { ...DEFAULT_POOL_DEADLINES, ...options.deadlines }
   const config: pg.PoolConfig = {
+    Client: DeadlineClient,
     connectionString: url,
     max: options.max ?? 2,
-    connectionTimeoutMillis: connectTimeoutMs,
+    connectionTimeoutMillis: Math.max(ESTABLISH_TIMEOUT_MS, connectTimeoutMs),
     // Keep-alive probes find a peer that vanished without a FIN (a partition, a killed VM).
     keepAlive: true,
   }
@@ -58,8 +156,9 @@ export function createPgPool(
     config.statement_timeout = queryTimeoutMs
     config.query_timeout = queryTimeoutMs + CLIENT_GRACE_MS
   }
-  const pool = new pg.Pool(config)
+  const pool = new DeadlinePool(config, connectTimeoutMs)
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   return pool
 }
 

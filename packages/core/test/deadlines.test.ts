@@ -1,3 +1,4 @@
+import net from 'node:net'
 import request from 'supertest'
 import { createPgPool } from '../src/db.ts'
 import { ApiError, dependencyFailure, toApiError } from '../src/errors.ts'
@@ -26,6 +27,52 @@ async function failure(promise: Promise<unknown>): Promise<{ ms: number; err: un
   throw new Error('expected a failure')
 }
 
+/**
+ * A TCP proxy to the test's Postgres that can hold back the start of each connection, or stop
+ * passing bytes both ways (what a frozen server looks like), without touching the server.
+ */
+async function proxyToPostgres(options: { openDelayMs?: number } = {}) {
+  const target = new URL(testDatabaseUrl())
+  let frozen = false
+  const held: Array<() => void> = []
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    sockets.add(client)
+    client.pause()
+    setTimeout(() => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname)
+      sockets.add(upstream)
+      const pass = (from: net.Socket, to: net.Socket) =>
+        from.on('data', (chunk) => {
+          if (frozen) held.push(() => to.write(chunk))
+          else to.write(chunk)
+        })
+      pass(client, upstream)
+      pass(upstream, client)
+      for (const s of [client, upstream]) s.on('error', () => {})
+      client.on('close', () => upstream.destroy())
+      upstream.on('close', () => client.destroy())
+      client.resume()
+    }, options.openDelayMs ?? 0)
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const url = new URL(testDatabaseUrl())
+  url.host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`
+  return {
+    url: url.toString(),
+    freeze: () => void (frozen = true),
+    thaw: () => {
+      frozen = false
+      for (const write of held.splice(0)) write()
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
 function expect503(err: unknown) {
   const api = toApiError(err)
   expect(api.code).toBe('service_unavailable')
@@ -49,8 +96,9 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
         deadlines: { connectTimeoutMs: 300 },
       })
       const { ms, err } = await failure(pool.query('select 1'))
-      await pool.end().catch(() => {})
+      // Closed first: the connection still opening (it may take 10 s) then fails at once.
       await silent.close()
+      await pool.end().catch(() => {})
       expect(ms).toBeGreaterThanOrEqual(250)
       expect(ms).toBeLessThan(1500)
       expect503(err)
@@ -66,6 +114,79 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
         expect503(err)
         expect((await pool.query('select 42 as x')).rows).toEqual([{ x: 42 }])
         await pool.end()
+      },
+    )
+
+    realPostgres(
+      'when a new connection is slow to open and its caller gives up, then it still opens and serves the next caller',
+      async () => {
+        const proxy = await proxyToPostgres({ openDelayMs: 600 })
+        const pool = createPgPool(proxy.url, { max: 1, deadlines: { connectTimeoutMs: 200 } })
+        try {
+          const { ms, err } = await failure(pool.query('select 1'))
+          expect(ms).toBeLessThan(500)
+          expect503(err)
+          await new Promise((resolve) => setTimeout(resolve, 1000))
+          const started = performance.now()
+          expect((await pool.query('select 7 as x')).rows).toEqual([{ x: 7 }])
+          // The connection the first caller started, not a new one (which would take 600 ms).
+          expect(performance.now() - started).toBeLessThan(400)
+          expect(pool.totalCount).toBe(1)
+        } finally {
+          await pool.end()
+          await proxy.close()
+        }
+      },
+    )
+
+    realPostgres(
+      'when Postgres freezes inside a transaction, then the query fails at its deadline and the ROLLBACK fails at once, not after another',
+      async () => {
+        const proxy = await proxyToPostgres()
+        const pool = createPgPool(proxy.url, { max: 2, deadlines: { queryTimeoutMs: 300 } })
+        try {
+          const client = await pool.connect()
+          await client.query('BEGIN')
+          proxy.freeze()
+          const stuck = await failure(client.query('select 1'))
+          expect(stuck.ms).toBeLessThan(1000)
+          expect503(stuck.err)
+          const rollback = await failure(client.query('ROLLBACK'))
+          expect(rollback.ms).toBeLessThan(100)
+          expect503(rollback.err)
+          client.release()
+          proxy.thaw()
+          expect((await pool.query('select 8 as x')).rows).toEqual([{ x: 8 }])
+        } finally {
+          proxy.thaw()
+          await pool.end()
+          await proxy.close()
+        }
+      },
+    )
+
+    realPostgres(
+      'when the server drops a checked-out connection, then nothing crashes and the pool reconnects',
+      async () => {
+        const pool = createPgPool(testDatabaseUrl(), { max: 1 })
+        const admin = createPgPool(testDatabaseUrl(), { max: 1 })
+        const uncaught: unknown[] = []
+        const onUncaught = (err: unknown) => uncaught.push(err)
+        process.on('uncaughtException', onUncaught)
+        try {
+          const client = await pool.connect()
+          const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid')
+          // What a Postgres restart or failover does to a connection a request holds.
+          await admin.query('select pg_terminate_backend($1)', [rows[0]!.pid])
+          await new Promise((resolve) => setTimeout(resolve, 300))
+          client.release(true)
+          expect(uncaught).toEqual([])
+          expect((await pool.query('select 9 as x')).rows).toEqual([{ x: 9 }])
+        } finally {
+          process.off('uncaughtException', onUncaught)
+          await pool.end()
+          await admin.end()
+        }
       },
     )
 
