@@ -75,7 +75,14 @@ export class TrickleLoad {
   private readonly timers: NodeJS.Timeout[] = []
   private readonly inflight = new Set<Promise<void>>()
 
-  constructor(private readonly targets: LoadTarget[]) {
+  /**
+   * `onSample` sees every sample; with `keep: false` they are not kept (a long soak would hold
+   * hundreds of thousands).
+   */
+  constructor(
+    private readonly targets: LoadTarget[],
+    private readonly options: { keep?: boolean; onSample?: (sample: Sample) => void } = {},
+  ) {
     for (const target of targets) {
       this.pools.set(
         target.service,
@@ -96,8 +103,9 @@ export class TrickleLoad {
           const spec = probe.next()
           if (!spec) return
           const done = send(pool, target.service, probe.name, spec).then((sample) => {
-            this.samples.push(sample)
+            if (this.options.keep ?? true) this.samples.push(sample)
             probe.onSample?.(sample)
+            this.options.onSample?.(sample)
           })
           this.inflight.add(done)
           void done.finally(() => this.inflight.delete(done))
