@@ -71,6 +71,8 @@ export function describeOutages(dependency: 'postgres' | 'redis'): void {
       })
 
       it('after both outages, every acknowledged write is stored and the counters equal the rows', async () => {
+        // A service that died in an outage fails the outage test; its data is checked all the same.
+        if (!kit(name).service.running) await kit(name).service.start()
         expect(await kit(name).invariants()).toEqual([])
       })
     })
