@@ -12,7 +12,7 @@ import { type FaultStack, startFaultStack } from '../src/stack.ts'
 import { writeSummary } from './summary.ts'
 
 /** Short outages keep the suite at a few minutes; long enough for every deadline to show. */
-const OUTAGE_MS = 4000
+const OUTAGE_MS = 5000
 
 const TITLES = { postgres: 'Postgres', redis: 'Redis' } as const
 

@@ -117,7 +117,7 @@ export async function dnsManagerKit(stack: FaultStack): Promise<Kit> {
       },
       {
         name: 'POST /rest/subdomains',
-        everyMs: 1000,
+        everyMs: 500,
         next: subdomainCreate,
         ok: restOk(201),
         needs: { postgres: 'required', redis: 'none' },

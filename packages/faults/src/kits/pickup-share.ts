@@ -168,7 +168,7 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
       },
       {
         name: 'POST /api/upload',
-        everyMs: 1000,
+        everyMs: 500,
         next: () => ({
           method: 'POST',
           path: '/api/upload',
@@ -181,7 +181,7 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
       },
       {
         name: 'GET /api/admin/shares',
-        everyMs: 1000,
+        everyMs: 500,
         next: () => ({ method: 'GET', path: '/api/admin/shares?pageSize=5', headers: adminHeaders() }),
         // A session lost with Redis's data is a 401 (the probe logs in again), not a failure.
         ok: (s) =>
