@@ -27,7 +27,7 @@ export interface RequestSpec {
   path: string
   headers?: Record<string, string>
   body?: string | Buffer
-  /** Count the body's bytes instead of keeping it (downloads). */
+  /** Count a successful body's bytes instead of keeping it (downloads). */
   countBody?: boolean
   context?: unknown
 }
@@ -166,7 +166,8 @@ export async function send(
     for (const [name, value] of Object.entries(res.headers)) {
       if (value !== undefined) sample.headers[name] = Array.isArray(value) ? value.join(', ') : value
     }
-    if (spec.countBody) {
+    // An error answer is parsed whatever the request, so its envelope can be checked.
+    if (spec.countBody && res.statusCode < 400) {
       for await (const chunk of res.body) sample.bytes += (chunk as Buffer).length
     } else {
       const text = await res.body.text()
