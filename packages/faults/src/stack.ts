@@ -66,7 +66,8 @@ export async function startFaultStack(
         // Writes a crash left pending are rolled back soon, so the suite can check they were.
         JOBS_INTERVAL_MS: '1000',
         PENDING_TIMEOUT_MS: '3000',
-        // The suite keeps writing records under one subdomain.
+        // Records go to the newest subdomain; should subdomain creates stall a while, the
+        // record creates must not start failing on the per-subdomain cap instead.
         MAX_RECORDS_PER_SUBDOMAIN: '100000',
       },
       'pickup-share': {
