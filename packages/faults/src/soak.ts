@@ -17,8 +17,9 @@ import { startFaultStack } from './stack.ts'
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 30)
 const sampleSeconds = Number(process.env.SOAK_SAMPLE_SECONDS ?? 10)
-const rateFactor = Number(process.env.SOAK_RATE_FACTOR ?? 2)
+const rateFactor = Number(process.env.SOAK_RATE_FACTOR ?? 1)
 const heapSnapshots = process.env.SOAK_HEAP_SNAPSHOTS === '1'
+const cooldownSeconds = Number(process.env.SOAK_COOLDOWN_SECONDS ?? 30)
 const out = process.env.SOAK_OUT ?? path.join(REPO_ROOT, 'bench', 'soak', 'results.json')
 
 interface Point {
@@ -30,7 +31,8 @@ interface Point {
 
 interface Counts {
   requests: number
-  byStatus: Record<string, number>
+  /** Answers other than the probe's usual one, by status or error. */
+  unexpected: Record<string, number>
   slowestMs: number
 }
 
@@ -76,12 +78,15 @@ async function main(): Promise<void> {
     const faster = (kit: Kit) =>
       kit.probes.map((p) => ({ ...p, everyMs: Math.max(5, p.everyMs / rateFactor) }))
     const counts = new Map<ServiceName, Counts>()
+    const usual = new Map(kits.flatMap((k) => k.probes.map((p) => [`${k.name} ${p.name}`, p.ok])))
     const count = (s: Sample) => {
-      const c = counts.get(s.service) ?? { requests: 0, byStatus: {}, slowestMs: 0 }
+      const c = counts.get(s.service) ?? { requests: 0, unexpected: {}, slowestMs: 0 }
       c.requests++
-      const key = s.errorCode ?? String(s.status)
-      c.byStatus[key] = (c.byStatus[key] ?? 0) + 1
-      c.slowestMs = Math.max(c.slowestMs, s.ms)
+      if (s.errorCode || !usual.get(`${s.service} ${s.probe}`)?.(s)) {
+        const key = `${s.probe}: ${s.errorCode ?? s.status}`
+        c.unexpected[key] = (c.unexpected[key] ?? 0) + 1
+      }
+      c.slowestMs = Math.round(Math.max(c.slowestMs, s.ms))
       counts.set(s.service, c)
     }
     const load = new TrickleLoad(
@@ -125,6 +130,11 @@ async function main(): Promise<void> {
     }
     await load.close()
     const loadavgEnd = os.loadavg()
+    // Idle a while: memory that load holds (queues, pools) comes back; a leak does not.
+    await sleep(cooldownSeconds * 1000)
+    const idle = new Map<ServiceName, Point | undefined>()
+    await takeSample()
+    for (const k of kits) idle.set(k.name, series.get(k.name)!.at(-1))
 
     const summary = kits.map((k) => {
       const points = series.get(k.name)!
@@ -144,8 +154,10 @@ async function main(): Promise<void> {
         heap_used_start_mb: roundOrNull(points.find((p) => p.heapUsedMb !== null)?.heapUsedMb),
         heap_used_end_mb: roundOrNull(points.findLast((p) => p.heapUsedMb !== null)?.heapUsedMb),
         heap_slope_last_half_mb_per_min: Number(heapSlope.toFixed(3)),
+        rss_after_idle_mb: roundOrNull(idle.get(k.name)?.rssMb),
+        heap_used_after_idle_mb: roundOrNull(idle.get(k.name)?.heapUsedMb),
         // Growth the last half's slope would add over the whole last half, against the end RSS.
-        levels_off: Math.abs(slope * (minutes / 2)) < 0.05 * end,
+        levels_off: slope * (minutes / 2) < 0.05 * end,
         restarted_or_exited: !k.service.running,
         ...counts.get(k.name),
       }
@@ -166,14 +178,12 @@ async function main(): Promise<void> {
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`)
     process.stdout.write(`\n${JSON.stringify({ ...result, series: undefined }, null, 2)}\n`)
     process.stdout.write(
-      `\n| service | requests | non-2xx/errors | RSS start | peak | end | RSS slope, last half | heap used start → end | heap slope, last half | levels off |\n` +
+      `\n| service | requests | unexpected answers | RSS start | peak | end | RSS slope, last half | heap used start → end | after ${cooldownSeconds} s idle: RSS, heap | levels off |\n` +
         `| --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |\n` +
         summary
           .map((s) => {
-            const bad = Object.entries(s.byStatus ?? {})
-              .filter(([k]) => !/^2\d\d$/.test(k))
-              .reduce((a, [, n]) => a + n, 0)
-            return `| ${s.service} | ${s.requests} | ${bad} | ${s.rss_start_mb} MB | ${s.rss_peak_mb} MB | ${s.rss_end_mb} MB | ${s.rss_slope_last_half_mb_per_min} MB/min | ${s.heap_used_start_mb} → ${s.heap_used_end_mb} MB | ${s.heap_slope_last_half_mb_per_min} MB/min | ${s.levels_off ? 'yes' : '**no**'} |`
+            const bad = Object.values(s.unexpected ?? {}).reduce((a, n) => a + n, 0)
+            return `| ${s.service} | ${s.requests} | ${bad} | ${s.rss_start_mb} MB | ${s.rss_peak_mb} MB | ${s.rss_end_mb} MB | ${s.rss_slope_last_half_mb_per_min} MB/min | ${s.heap_used_start_mb} → ${s.heap_used_end_mb} MB | ${s.rss_after_idle_mb} MB, ${s.heap_used_after_idle_mb} MB | ${s.levels_off ? 'yes' : '**no**'} |`
           })
           .join('\n') +
         '\n',
