@@ -7,10 +7,13 @@
 //   pnpm turbo run build --filter=./apps/*
 //   node bench/soak/run.mjs                        # SOAK_MINUTES=2 for a quick look
 //
-// SOAK_RATE_FACTOR (default 2) speeds up the fault suite's trickle (about 30 requests/s per
-// service at 2; more than the services keep up with on a busy 2-core machine measures overload,
-// not memory). SOAK_HEAP_SNAPSHOTS=1 writes a heap snapshot of each service a third of the
-// way in and at the end (bench/soak/heap/), to compare in Chrome DevTools when memory grows.
+// SOAK_RATE_FACTOR (default 1) speeds up the fault suite's trickle (about 15 requests/s per
+// service at 1): a soak measures memory at a load the services keep up with; on a busy 2-core
+// machine a factor of 2 already saturated dns-manager's connection pool, which measures overload.
+// After the load the services idle SOAK_COOLDOWN_SECONDS (30) and are sampled once more: memory
+// the load held comes back, a leak does not. SOAK_HEAP_SNAPSHOTS=1 writes a heap snapshot of
+// each service a third of the way in and at the end (bench/soak/heap/), to compare in Chrome
+// DevTools when memory grows.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
