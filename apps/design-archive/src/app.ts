@@ -10,7 +10,7 @@ import { installDocumentFastPath } from './http/fast-path.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> &
+  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT' | 'METRICS_TOKEN'> &
     Partial<Pick<TConfig, 'CACHE_CONTROL' | 'DOCUMENT_ACCESS_LOG'>>
   logger: Logger
   db: Db
@@ -42,9 +42,11 @@ export function createApp(deps: AppDeps): Express {
       envelope: 'code',
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
+      metricsToken: deps.config.METRICS_TOKEN,
       readiness: {
-        database: () => deps.db.$queryRaw`SELECT 1`,
-        kv: () => deps.kv.ping(),
+        // Documents are served from memory: only a loaded release is needed. The database is
+        // where new releases come from (reported, never a reason to leave the load balancer).
+        database: { check: () => deps.db.$queryRaw`SELECT 1`, optional: true },
         release: async () => {
           if (!deps.releases.current()) throw new Error('no release loaded')
         },

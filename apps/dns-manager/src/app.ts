@@ -75,9 +75,11 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       envelope: 'rest',
       trustProxy: config.TRUST_PROXY,
       bodyLimit: config.BODY_LIMIT,
+      metricsToken: config.METRICS_TOKEN,
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
-        kv: () => deps.kv.ping(),
+        // Without Redis the service still serves (limits count per process): reported only.
+        kv: { check: () => deps.kv.ping(), optional: true },
       },
     },
     (app) => {

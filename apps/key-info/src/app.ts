@@ -17,6 +17,7 @@ export type AppConfig = Pick<
   TConfig,
   | 'TRUST_PROXY'
   | 'BODY_LIMIT'
+  | 'METRICS_TOKEN'
   | 'KEY_RATE_LIMIT_PER_MINUTE'
   | 'FREE_MODEL_DAILY_LIMIT'
   | 'FREE_TIER_FREE_MODEL_DAILY_LIMIT'
@@ -82,10 +83,12 @@ export function createApp(deps: AppDeps): Express {
       envelope: 'status',
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
+      metricsToken: deps.config.METRICS_TOKEN,
       hotRoutes: [keyRecord],
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
-        kv: () => deps.kv.ping(),
+        // Without Redis the service still serves (limits count per process): reported only.
+        kv: { check: () => deps.kv.ping(), optional: true },
       },
     },
     (app) => {

@@ -16,7 +16,7 @@ import { createServices, type ServicesConfig } from './services.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT'> &
+  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT' | 'METRICS_TOKEN'> &
     Partial<Pick<TConfig, 'WEB_CONNECT_SRC'>> &
     ServicesConfig
   logger: Logger
@@ -47,10 +47,12 @@ export function createApp(deps: AppDeps): Express {
       envelope: 'code',
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
+      metricsToken: deps.config.METRICS_TOKEN,
       helmet: webHelmetOptions(uploadOrigins(deps.config)),
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
-        kv: () => deps.kv.ping(),
+        // Without Redis the service still serves (limits count per process): reported only.
+        kv: { check: () => deps.kv.ping(), optional: true },
       },
     },
     (app) => {

@@ -69,6 +69,18 @@ export const zInt = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =
 
 export const zPort = (fallback: number) => zInt(fallback, 0, 65535)
 
+/** A port that may be left unset (undefined), e.g. a listener that is off unless configured. */
+export const zOptionalPort = z
+  .string()
+  .optional()
+  .transform((v, ctx): number | undefined => {
+    if (v === undefined) return undefined
+    const n = Number(v.trim())
+    if (Number.isInteger(n) && n >= 0 && n <= 65535) return n
+    ctx.addIssue({ code: 'custom', message: 'must be a port number (0-65535)' })
+    return z.NEVER
+  })
+
 const NAMED_SUBNETS = ['loopback', 'linklocal', 'uniquelocal']
 
 /**
@@ -130,12 +142,17 @@ export function baseConfigShape(defaults: { port: number; schema: string; appNam
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase Postgres identifier')
       .default(defaults.schema),
     DATABASE_POOL_SIZE: zInt(10, 1, 500),
+    /** Deadlines (db.ts PoolDeadlines): opening a connection or waiting for one; one query (0: none). */
+    DATABASE_CONNECT_TIMEOUT_MS: zInt(1000, 100, 600_000),
+    DATABASE_QUERY_TIMEOUT_MS: zInt(1500, 0, 3_600_000),
     MIGRATE_ON_START: zBool(true),
     REDIS_URL: z
       .string()
       .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
       .optional(),
     REDIS_KEY_PREFIX: z.string().default(`quartet:${defaults.appName}:`),
+    /** How long one Redis command may take before it fails (kv.ts); also the first connection's wait. */
+    REDIS_COMMAND_TIMEOUT_MS: zInt(500, 50, 600_000),
     TRUST_PROXY: zTrustProxy('loopback'),
     LOG_LEVEL: zLogLevel,
     BODY_LIMIT: z
@@ -143,6 +160,14 @@ export function baseConfigShape(defaults: { port: number; schema: string; appNam
       .regex(/^\d+(b|kb|mb)?$/i, 'must be a size such as 1mb or 512kb')
       .default('1mb'),
     SHUTDOWN_TIMEOUT_MS: zInt(10_000, 0, 600_000),
+    /** The scraper's port for /metrics (http.ts serve); unset: none. 0: any free port. */
+    METRICS_PORT: zOptionalPort,
+    /** Interface of the metrics listener; default HOST. */
+    METRICS_HOST: z.string().optional(),
+    /** When set, /metrics is also served on the public port to `Authorization: Bearer <token>`. */
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    /** After SIGTERM, keep accepting this long while /readyz says 503 (http.ts serve). */
+    SHUTDOWN_DELAY_MS: zInt(0, 0, 600_000),
     /** Leading bits of an IPv6 client address that name one client in rate limits (rate-limit.ts addressKey). */
     RATE_LIMIT_IPV6_PREFIX: zInt(64, 16, 128),
   }

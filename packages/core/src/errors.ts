@@ -81,10 +81,90 @@ export class ApiError extends Error {
   }
 }
 
-/** Anything thrown becomes an ApiError; unknown errors become internal_error with a hidden message. */
+/** Seconds a client is asked to wait (`Retry-After`) when a dependency is down or frozen. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 5
+
+/**
+ * Anything thrown becomes an ApiError: a dependency that is down, frozen or refusing (Postgres,
+ * Redis; see dependencyFailure) is 503 service_unavailable with Retry-After; text Postgres cannot
+ * store is 400; anything else unknown is internal_error with a hidden message. Every envelope
+ * (REST, JSON-RPC, GraphQL, hot routes) goes through here, so no route can forget the mapping.
+ */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
+  const failure = dependencyFailure(err)
+  if (failure === 'unavailable')
+    return new ApiError('service_unavailable', 'a dependency is unavailable; try again later', undefined, {
+      headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
+      cause: err,
+    })
+  if (failure === 'untranslatable_text')
+    return new ApiError('bad_request', 'text contains characters the database cannot store', undefined, {
+      cause: err,
+    })
   return new ApiError('internal_error', 'internal error', undefined, { cause: err })
+}
+
+/** Postgres SQLSTATEs that mean "not now" rather than "wrong": connection, shutdown, timeouts, capacity. */
+const UNAVAILABLE_SQLSTATE = /^(08...|57014|57P0[1-5]|53300|53400|40P01|55P03)$/
+/** Prisma's codes for an unreachable, closed or exhausted database. */
+const UNAVAILABLE_PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2034'])
+/** Driver adapter kinds (Prisma 7 over pg) for the same. */
+const UNAVAILABLE_KIND = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+  'TransactionWriteConflict',
+])
+const UNAVAILABLE_SYSCALL = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+])
+/** What pg, its pool and ioredis say when a server is gone, frozen or not yet connected. */
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection is closed|Command timed out|Stream isn't writeable|Reached the max retries per request limit|Cannot use a pool after calling end|kv not connected|kv did not answer|kv busy)/
+
+/**
+ * What kind of dependency failure `err` is, looking through its causes and Prisma's driver
+ * adapter details: 'unavailable' (retry later: the server is down, frozen, restarting, out of
+ * connections, or a deadline passed), 'untranslatable_text' (Postgres refused a NUL or bytes of
+ * another encoding: the client's input), or undefined (not a dependency failure we know).
+ */
+export function dependencyFailure(err: unknown): 'unavailable' | 'untranslatable_text' | undefined {
+  const queue: unknown[] = [err]
+  const seen = new Set<unknown>()
+  while (queue.length) {
+    const current = queue.shift()
+    if (typeof current !== 'object' || current === null || seen.has(current)) continue
+    seen.add(current)
+    const e = current as {
+      name?: unknown
+      code?: unknown
+      kind?: unknown
+      message?: unknown
+      meta?: { driverAdapterError?: { cause?: unknown } }
+      cause?: unknown
+    }
+    const code = typeof e.code === 'string' ? e.code : undefined
+    if (code === '22021' || code === '22P05') return 'untranslatable_text'
+    if (
+      code &&
+      (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_PRISMA.has(code) || UNAVAILABLE_SYSCALL.has(code))
+    )
+      return 'unavailable'
+    if (typeof e.kind === 'string' && UNAVAILABLE_KIND.has(e.kind)) return 'unavailable'
+    if (e.name === 'MaxRetriesPerRequestError') return 'unavailable'
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return 'unavailable'
+    queue.push(e.meta?.driverAdapterError?.cause, e.cause)
+  }
+  return undefined
 }
 
 /**
@@ -216,6 +296,8 @@ function fromExpressError(err: unknown): ApiError | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', String(e.message))
+    case 'encoding.invalid_utf8':
+      return new ApiError('bad_request', 'request body is not valid UTF-8')
     case 'request.aborted':
       return new ApiError('bad_request', 'request aborted by the client')
   }

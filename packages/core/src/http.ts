@@ -1,4 +1,7 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import net from 'node:net'
 import {
+  createServer,
   IncomingMessage,
   type Server,
   type ServerResponse,
@@ -10,6 +13,7 @@ import helmet from 'helmet'
 import client from 'prom-client'
 import proxyaddr from 'proxy-addr'
 import {
+  ApiError,
   type EnvelopeStyle,
   errorAnswer,
   errorMiddleware,
@@ -18,9 +22,14 @@ import {
   toApiError,
 } from './errors.ts'
 import { httpLogger, type Logger, trackRequest } from './log.ts'
+import { verifyUtf8Body, wellFormedInput } from './validate.ts'
 
-/** A named dependency probe for `/readyz`; it resolves when the dependency answers. */
-export type ReadinessCheck = () => Promise<unknown>
+/**
+ * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
+ * service can serve without (Redis, where limits fall back to each process) is `optional`: it is
+ * reported, and never takes the service out of the load balancer.
+ */
+export type ReadinessCheck = (() => Promise<unknown>) | { check: () => Promise<unknown>; optional: true }
 
 export interface HttpAppOptions {
   /** Service name, used in metrics and logs. */
@@ -31,13 +40,20 @@ export interface HttpAppOptions {
   trustProxy: number | string[]
   /** JSON body limit, e.g. "1mb". */
   bodyLimit?: string
+  /** What the service needs to serve (see ReadinessCheck); only these go in /readyz. */
   readiness?: Record<string, ReadinessCheck>
-  /** Milliseconds a readiness check may take before it counts as failed. */
+  /** Milliseconds a readiness check may take before it counts as failed (default 800: /readyz answers within a second). */
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
   helmet?: Parameters<typeof helmet>[0]
   /** JSON GET routes answered before express runs (see HotRoute). */
   hotRoutes?: HotRoute[]
+  /**
+   * `/metrics` is for the scraper, not the public port: served by `serve` on a port of its own
+   * (METRICS_PORT), and on the public port only to `Authorization: Bearer <metricsToken>` when a
+   * token is configured (METRICS_TOKEN); otherwise the public port answers 404 there.
+   */
+  metricsToken?: string | undefined
 }
 
 /**
@@ -175,15 +191,23 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   app.get('/healthz', (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ status: 'ok' })
   })
-  app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 2000))
-  app.get('/metrics', async (_req, res) => {
-    res
-      .set('Content-Type', metrics.contentType)
-      .set('Cache-Control', 'no-store')
-      .send(await metrics.metrics())
-  })
+  app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 800))
+  ;(app as Express & { [METRICS]?: client.Registry })[METRICS] = metrics
+  const metricsToken = options.metricsToken
+  if (metricsToken)
+    app.get('/metrics', async (req, res) => {
+      if (!bearerMatches(req.headers.authorization, metricsToken)) {
+        res.set('WWW-Authenticate', 'Bearer realm="metrics"')
+        throw new ApiError('unauthorized', 'metrics need the bearer token of METRICS_TOKEN')
+      }
+      res
+        .set('Content-Type', metrics.contentType)
+        .set('Cache-Control', 'no-store')
+        .send(await metrics.metrics())
+    })
 
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }))
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyUtf8Body }))
+  app.use(wellFormedInput())
 
   mount(app)
 
@@ -249,6 +273,20 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     })
   }
   return { app, metrics, observe }
+}
+
+const METRICS = Symbol.for('quartet.metrics')
+
+/** The metrics registry createHttpApp made for `app` (what `serve` exposes on METRICS_PORT). */
+export function metricsRegistryOf(app: object): client.Registry | undefined {
+  return (app as { [METRICS]?: client.Registry })[METRICS]
+}
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = header?.startsWith('Bearer ') ? header.slice(7).trim() : ''
+  const a = createHash('sha256').update(given).digest()
+  const b = createHash('sha256').update(token).digest()
+  return timingSafeEqual(a, b)
 }
 
 /**
@@ -349,28 +387,49 @@ Object.defineProperty(IncomingMessage.prototype, 'route', {
 })
 
 function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
+  const entries = Object.entries(checks).map(([name, entry]) =>
+    typeof entry === 'function'
+      ? { name, check: entry, optional: false }
+      : { name, check: entry.check, optional: true },
+  )
   return async (req, res) => {
+    res.set('Cache-Control', 'no-store')
+    // Shutting down: out of the load balancer before anything else happens (serve sets this).
+    if (isDraining(req.app)) {
+      res.status(503).json({ status: 'shutting_down', checks: {} })
+      return
+    }
     const results = await Promise.all(
-      Object.entries(checks).map(async ([name, check]) => {
+      entries.map(async ({ name, check, optional }) => {
         try {
-          await withTimeout(check(), timeoutMs)
-          return [name, 'ok'] as const
+          await withTimeout(Promise.resolve().then(check), timeoutMs)
+          return { name, optional, state: 'ok' }
         } catch (err) {
           req.log?.warn({ check: name, err }, 'readiness check failed')
-          return [name, err instanceof TimeoutError ? 'timeout' : 'unreachable'] as const
+          return { name, optional, state: err instanceof TimeoutError ? 'timeout' : 'unreachable' }
         }
       }),
     )
-    const failing = results.filter(([, state]) => state !== 'ok').map(([name]) => name)
-    res
-      .status(failing.length === 0 ? 200 : 503)
-      .set('Cache-Control', 'no-store')
-      .json({
-        status: failing.length === 0 ? 'ok' : 'unavailable',
-        checks: Object.fromEntries(results),
-        ...(failing.length ? { failing } : {}),
-      })
+    const failing = results.filter((r) => r.state !== 'ok' && !r.optional).map((r) => r.name)
+    const degraded = results.filter((r) => r.state !== 'ok' && r.optional).map((r) => r.name)
+    res.status(failing.length === 0 ? 200 : 503).json({
+      status: failing.length ? 'unavailable' : degraded.length ? 'degraded' : 'ok',
+      checks: Object.fromEntries(results.map((r) => [r.name, r.state])),
+      ...(failing.length ? { failing } : {}),
+      ...(degraded.length ? { degraded } : {}),
+    })
   }
+}
+
+const DRAINING = Symbol.for('quartet.draining')
+
+/** Whether `serve` has begun shutting this app down (readiness answers 503 from then on). */
+export function isDraining(app: object): boolean {
+  return (app as { [DRAINING]?: boolean })[DRAINING] === true
+}
+
+function markDraining(app: Express): void {
+  ;(app as Express & { [DRAINING]?: boolean })[DRAINING] = true
 }
 
 class TimeoutError extends Error {}
@@ -395,6 +454,19 @@ export interface ServeOptions {
   logger: Logger
   /** How long in-flight requests may take to finish after SIGTERM before they are cut. */
   shutdownTimeoutMs?: number
+  /**
+   * After SIGTERM, how long to keep accepting connections while /readyz says 503, so that a
+   * load balancer polling readiness stops sending before the port closes (0: close at once, as
+   * behind Kubernetes, whose preStop pause does this job).
+   */
+  shutdownDelayMs?: number
+  /**
+   * Serve the app's metrics (metricsRegistryOf) for the scraper on this port of their own: GET
+   * /metrics, nothing else. Undefined: no metrics listener; 0: any free port.
+   */
+  metricsPort?: number | undefined
+  /** Interface of the metrics listener (default: `host`). */
+  metricsHost?: string | undefined
   /** Closed in order after the server stops: database pools, Redis, … */
   onShutdown?: Array<() => Promise<unknown>>
   /** Exit the process after shutdown (default true; tests pass false). */
@@ -407,10 +479,23 @@ export interface Serving {
   server: Server
   port: number
   url: string
-  /** Stop accepting, let in-flight requests finish (bounded), run onShutdown hooks. */
+  /** The metrics listener's URL (`…/metrics`), when metricsPort was given. */
+  metricsUrl?: string
+  /** Readiness 503, stop accepting, let in-flight requests finish (bounded), run onShutdown hooks. */
   shutdown(reason?: string): Promise<void>
 }
 
+/**
+ * Listens, and shuts down without resetting anyone's connection. On SIGTERM (or `shutdown()`):
+ * 1. /readyz answers 503 and every response carries `Connection: close`, so each kept-alive
+ *    connection ends after its next answer instead of being reused;
+ * 2. after `shutdownDelayMs`, the port stops accepting;
+ * 3. connections that are idle are not closed under their clients' feet (a request already on
+ *    its way would meet a reset): each closes after its next answer, or when its keep-alive
+ *    timeout passes, which clients are told in `Keep-Alive: timeout=…` and retire before;
+ * 4. once every connection is gone, or `shutdownTimeoutMs` has passed (then the rest are cut),
+ *    the onShutdown hooks close pools and clients.
+ */
 export async function serve(app: Express, options: ServeOptions): Promise<Serving> {
   const server = app.listen(options.port, options.host ?? '0.0.0.0')
   await new Promise<void>((resolve, reject) => {
@@ -422,27 +507,37 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
   const host =
     options.host && options.host !== '0.0.0.0' && options.host !== '::' ? options.host : '127.0.0.1'
   const log = options.logger
+  const metricsServer = options.metricsPort === undefined ? undefined : await serveMetrics(app, options)
 
   let shuttingDown: Promise<void> | undefined
   let draining = false
-  // While draining, tell keep-alive clients to go elsewhere instead of reusing this socket.
-  // Prepended so it runs before express, which may already have answered (headers sent) by the
-  // time a listener added after it runs. A request already in flight when draining began was
-  // answered keep-alive: close its socket as soon as it is idle, or server.close() would wait
-  // for the keep-alive timeout before the process can exit.
+  // Connections, so that answers not yet begun when draining starts get `Connection: close`
+  // too: node keeps a connection's current response on the socket (`_httpMessage`). Tracked per
+  // connection rather than per request, which keep-alive makes far fewer.
+  const connections = new Set<net.Socket>()
+  server.on('connection', (socket) => {
+    connections.add(socket)
+    socket.once('close', () => connections.delete(socket))
+  })
+  // Prepended so it runs before express (and before a hot route writes its head in one go).
   server.prependListener('request', (_req, res) => {
     if (draining) res.setHeader('Connection', 'close')
-    res.once('finish', () => {
-      if (draining) server.closeIdleConnections()
-    })
   })
 
   const shutdown = (reason = 'shutdown'): Promise<void> => {
     shuttingDown ??= (async () => {
       draining = true
-      log.info({ reason }, 'shutting down: no new connections, finishing in-flight requests')
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
+      markDraining(app)
+      for (const socket of connections) {
+        const res = (socket as net.Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+        if (res && !res.headersSent) res.setHeader('Connection', 'close')
+      }
+      const delayMs = options.shutdownDelayMs ?? 0
+      log.info({ reason, delayMs }, 'shutting down: readiness 503, finishing in-flight requests')
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+      // net.Server's close, not http.Server's: that one also closes idle keep-alive connections
+      // at once, racing requests their clients are sending on them (ECONNRESET).
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()))
       const timeoutMs = options.shutdownTimeoutMs ?? 10_000
       let timer: NodeJS.Timeout | undefined
       const timedOut = new Promise<'timeout'>((resolve) => {
@@ -460,6 +555,10 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
         } catch (err) {
           log.error({ err }, 'shutdown hook failed')
         }
+      }
+      if (metricsServer) {
+        metricsServer.server.closeAllConnections()
+        await new Promise((resolve) => metricsServer.server.close(resolve))
       }
       log.info('stopped')
     })()
@@ -479,6 +578,36 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
     }
   }
 
-  log.info({ port, url: `http://${host}:${port}` }, 'listening')
-  return { server, port, url: `http://${host}:${port}`, shutdown }
+  log.info({ port, url: `http://${host}:${port}`, metricsUrl: metricsServer?.url }, 'listening')
+  return { server, port, url: `http://${host}:${port}`, metricsUrl: metricsServer?.url, shutdown }
+}
+
+/** The scraper's own listener: GET /metrics from the app's registry, 404 for anything else. */
+async function serveMetrics(app: Express, options: ServeOptions): Promise<{ server: Server; url: string }> {
+  const registry = metricsRegistryOf(app)
+  if (!registry) throw new Error('serve: metricsPort given, but the app was not made by createHttpApp')
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0]
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n')
+      return
+    }
+    registry.metrics().then(
+      (text) =>
+        res.writeHead(200, { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' }).end(text),
+      (err: unknown) => {
+        options.logger.error({ err }, 'metrics failed')
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics failed\n')
+      },
+    )
+  })
+  const host = options.metricsHost ?? options.host ?? '0.0.0.0'
+  server.listen(options.metricsPort, host)
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  })
+  const port = (server.address() as net.AddressInfo).port
+  const shown = host !== '0.0.0.0' && host !== '::' ? host : '127.0.0.1'
+  return { server, url: `http://${shown}:${port}/metrics` }
 }

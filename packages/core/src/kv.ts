@@ -132,6 +132,9 @@ export interface RedisKeyValueStoreOptions {
   maxHitsPerCommand?: number
 }
 
+/** How long one Redis command may take before it fails (config REDIS_COMMAND_TIMEOUT_MS). */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 500
+
 const DECR_IF_POSITIVE = `
 local v = tonumber(redis.call('GET', KEYS[1]))
 if v == nil or v <= 0 then return false end
@@ -149,6 +152,9 @@ export class RedisKeyValueStore implements KeyValueStore {
     this.hitTimeoutMs = options.hitTimeoutMs ?? 500
     this.maxPendingHits = options.maxPendingHits ?? 10_000
     this.maxHitsPerCommand = options.maxHitsPerCommand ?? 256
+    // Connection errors surface as failed commands (and onReconnect); without a listener ioredis
+    // would print each one to the console.
+    redis.on('error', () => {})
     // One 'ready' handler for all onReconnect listeners, however many apps share this client.
     let connected = redis.status === 'ready'
     redis.on('ready', () => {
@@ -159,7 +165,7 @@ export class RedisKeyValueStore implements KeyValueStore {
     redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
     // The number of keys is given per call.
     redis.defineCommand('quartetHitWindows', { lua: HIT_WINDOWS })
-    this.untilFirstConnection = firstConnection(redis)
+    this.untilFirstConnection = firstConnection(redis, Math.max(redis.options.commandTimeout ?? 0, 2000))
   }
 
   /**
@@ -171,12 +177,28 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   private readonly ownsClient: boolean
 
-  static connect(url: string, keyPrefix: string): RedisKeyValueStore {
+  /**
+   * A client with deadlines: a command Redis does not answer within `commandTimeoutMs` fails
+   * (a frozen server); while the connection is down, commands fail at once instead of queueing
+   * (no offline queue), and a command under way when it drops fails rather than being sent
+   * again (it may have run: its outcome is unknown, and a resend could count twice). Only a new
+   * client's first connection is waited for (up to 2 s), so a replica that just started does not
+   * fail its first requests while it connects.
+   */
+  static connect(
+    url: string,
+    keyPrefix: string,
+    commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
+  ): RedisKeyValueStore {
     return new RedisKeyValueStore(
       new Redis(url, {
         keyPrefix,
-        maxRetriesPerRequest: 2,
-        enableOfflineQueue: true,
+        commandTimeout: commandTimeoutMs,
+        // Commands never wait for a connection (no offline queue), so connecting may take its time.
+        connectTimeout: 5000,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
         lazyConnect: false,
         // No auto-pipelining: it saves a write per command when several go out in one tick, but
         // keeps every batch's commands reachable from long-lived pipeline state, so under load a
@@ -189,15 +211,18 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async get(key: string): Promise<string | null> {
+    await this.untilFirstConnection()
     return this.redis.get(key)
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    await this.untilFirstConnection()
     if (ttlMs !== undefined) await this.redis.set(key, value, 'PX', positive(ttlMs))
     else await this.redis.set(key, value)
   }
 
   async setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
+    await this.untilFirstConnection()
     const result =
       ttlMs !== undefined
         ? await this.redis.set(key, value, 'PX', positive(ttlMs), 'NX')
@@ -206,14 +231,17 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async take(key: string): Promise<string | null> {
+    await this.untilFirstConnection()
     return this.redis.getdel(key)
   }
 
   async del(key: string): Promise<boolean> {
+    await this.untilFirstConnection()
     return (await this.redis.del(key)) > 0
   }
 
   async incrWithTtl(key: string, by: number, ttlMs: number): Promise<number> {
+    await this.untilFirstConnection()
     const redis = this.redis as Redis & {
       quartetIncrWithTtl(k: string, by: number, ttl: number): Promise<number>
     }
@@ -221,6 +249,7 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async decrIfPositive(key: string): Promise<number | null> {
+    await this.untilFirstConnection()
     const redis = this.redis as Redis & { quartetDecrIfPositive(k: string): Promise<number | null> }
     const v = await redis.quartetDecrIfPositive(key)
     return v === null ? null : Number(v)
@@ -304,11 +333,13 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async ttlMs(key: string): Promise<number | null> {
+    await this.untilFirstConnection()
     const t = await this.redis.pttl(key)
     return t < 0 ? null : t
   }
 
   async ping(): Promise<void> {
+    await this.untilFirstConnection()
     await this.redis.ping()
   }
 
@@ -487,8 +518,13 @@ function positive(ms: number): number {
  * Redis when a URL is configured, else memory (single node only; the caller logs that). The
  * warning is the caller's so it lands in the app's own log with its name.
  */
-export function createKeyValueStore(options: { redisUrl?: string; keyPrefix: string }): KeyValueStore {
+export function createKeyValueStore(options: {
+  redisUrl?: string | undefined
+  keyPrefix: string
+  /** Redis: how long one command may take (and a new client's first connection). */
+  commandTimeoutMs?: number
+}): KeyValueStore {
   return options.redisUrl
-    ? RedisKeyValueStore.connect(options.redisUrl, options.keyPrefix)
+    ? RedisKeyValueStore.connect(options.redisUrl, options.keyPrefix, options.commandTimeoutMs)
     : new MemoryKeyValueStore()
 }

@@ -39,6 +39,52 @@ export function createLogger(options: {
   )
 }
 
+/**
+ * Query parameters whose values are secrets and never reach a log line: pickup codes and link
+ * tokens, authorization codes, keys, passwords, presigned signatures (matched without case).
+ */
+export const SECRET_QUERY_PARAMS = [
+  'code',
+  'token',
+  'authcode',
+  'auth_code',
+  'key',
+  'api_key',
+  'apikey',
+  'secret',
+  'password',
+  'signature',
+  'sig',
+  'x-amz-signature',
+  'x-amz-credential',
+  'x-amz-security-token',
+]
+const SECRET_PARAM_SET = new Set(SECRET_QUERY_PARAMS)
+
+/** A URL as it may be logged: the values of SECRET_QUERY_PARAMS replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?')
+  if (q < 0) return url
+  const pairs = url.slice(q + 1).split('&')
+  let changed = false
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i]!
+    const eq = pair.indexOf('=')
+    if (eq < 0) continue
+    let name = pair.slice(0, eq)
+    try {
+      name = decodeURIComponent(name.replaceAll('+', ' '))
+    } catch {
+      // a malformed name is logged as sent
+    }
+    if (SECRET_PARAM_SET.has(name.toLowerCase())) {
+      pairs[i] = `${pair.slice(0, eq)}=[redacted]`
+      changed = true
+    }
+  }
+  return changed ? `${url.slice(0, q)}?${pairs.join('&')}` : url
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Accept a well-formed incoming X-Request-Id (from the proxy or the client), else make one. */
@@ -94,7 +140,7 @@ export function trackRequest(
       {
         req: {
           method: req.method,
-          url: req.originalUrl ?? req.url,
+          url: redactUrl(req.originalUrl ?? req.url ?? ''),
           headers: pick(req.headers, [
             'host',
             'user-agent',

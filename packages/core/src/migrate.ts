@@ -77,7 +77,10 @@ export async function applyMigrations(
   const migrations = readMigrations(options.migrationsDir)
   const log = options.log ?? (() => {})
   const schema = quoteIdent(options.schema)
-  const client = new pg.Client({ connectionString: options.connectionString })
+  const client = new pg.Client({
+    connectionString: options.connectionString,
+    connectionTimeoutMillis: 10_000,
+  })
   await client.connect()
   const applied: string[] = []
   try {
@@ -178,7 +181,10 @@ export interface MigrationState {
 /** What `cli migrate:status` prints: every migration file and whether the database has it. */
 export async function migrationStatus(options: Omit<MigrateOptions, 'log'>): Promise<MigrationState[]> {
   const migrations = readMigrations(options.migrationsDir)
-  const client = new pg.Client({ connectionString: options.connectionString })
+  const client = new pg.Client({
+    connectionString: options.connectionString,
+    connectionTimeoutMillis: 10_000,
+  })
   await client.connect()
   try {
     const exists = await client.query(

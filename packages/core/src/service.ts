@@ -12,13 +12,20 @@ export interface BaseConfig {
   DATABASE_URL: string
   DATABASE_SCHEMA: string
   DATABASE_POOL_SIZE: number
+  DATABASE_CONNECT_TIMEOUT_MS: number
+  DATABASE_QUERY_TIMEOUT_MS: number
   MIGRATE_ON_START: boolean
   REDIS_URL?: string | undefined
   REDIS_KEY_PREFIX: string
+  REDIS_COMMAND_TIMEOUT_MS: number
   TRUST_PROXY: number | string[]
   LOG_LEVEL: string
   BODY_LIMIT: string
   SHUTDOWN_TIMEOUT_MS: number
+  SHUTDOWN_DELAY_MS: number
+  METRICS_PORT?: number | undefined
+  METRICS_HOST?: string | undefined
+  METRICS_TOKEN?: string | undefined
   RATE_LIMIT_IPV6_PREFIX: number
 }
 
@@ -68,7 +75,11 @@ export async function runService<C extends BaseConfig>(options: {
       })
       logger.info({ schema: config.DATABASE_SCHEMA, ...result }, 'migrations up to date')
     }
-    const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
+    const kv = createKeyValueStore({
+      redisUrl: config.REDIS_URL,
+      keyPrefix: config.REDIS_KEY_PREFIX,
+      commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    })
     if (kv.kind === 'memory') {
       logger.warn(
         'REDIS_URL is not set: counters, rate limits and sessions live in this process (single node only)',
@@ -80,6 +91,9 @@ export async function runService<C extends BaseConfig>(options: {
       host: config.HOST,
       logger,
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
+      metricsPort: config.METRICS_PORT,
+      metricsHost: config.METRICS_HOST,
       onShutdown: [() => built.close(), () => kv.close()],
     })
   } catch (err) {

@@ -1,12 +1,15 @@
+import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
+import net from 'node:net'
 import { Writable } from 'node:stream'
 import type { Express } from 'express'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { quoteIdent } from './db.ts'
+import { type DatabaseOptions, EMBEDDED_DEADLINES, quoteIdent } from './db.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
+import { metricsRegistryOf } from './http.ts'
 import { applyMigrations } from './migrate.ts'
 
 /**
@@ -150,7 +153,7 @@ export interface TestDeps<D extends { $disconnect(): Promise<void> }> {
 export function useTestDeps<D extends { $disconnect(): Promise<void> }>(options: {
   migrationsDir: string
   prefix: string
-  createDb: (o: { url: string; schema: string; poolSize: number }) => D
+  createDb: (o: DatabaseOptions) => D
 }): TestDeps<D> {
   let state: { database: TestDatabase; db: D; kv: KeyValueStore } | undefined
   beforeAll(async () => {
@@ -160,7 +163,12 @@ export function useTestDeps<D extends { $disconnect(): Promise<void> }>(options:
     })
     state = {
       database,
-      db: options.createDb({ url: database.url, schema: database.schema, poolSize: 4 }),
+      db: options.createDb({
+        url: database.url,
+        schema: database.schema,
+        poolSize: 4,
+        deadlines: process.env.QUARTET_TEST_EMBEDDED_PG ? EMBEDDED_DEADLINES : undefined,
+      }),
       kv: createTestKv(),
     }
   })
@@ -189,9 +197,16 @@ export function useTestDeps<D extends { $disconnect(): Promise<void> }>(options:
 
 /**
  * The operational surface every service must keep: /healthz, /readyz with its named checks,
- * /metrics, an echoed request id, and a JSON 404 in the service's envelope. Each app's skeleton
+ * /metrics (only off the public port), an echoed request id, and a JSON 404 in the service's envelope. Each app's skeleton
  * test calls this, so no app can drop one of them unnoticed.
  */
+/** What the scraper would read from `app`'s metrics port (serve's METRICS_PORT), read in-process. */
+export async function metricsText(app: Express): Promise<string> {
+  const registry = metricsRegistryOf(app)
+  if (!registry) throw new Error('metricsText: the app was not made by createHttpApp')
+  return registry.metrics()
+}
+
 export async function expectOperationalEndpoints(
   app: Express,
   options: { checks: string[]; notFoundBody: (requestId: string) => unknown },
@@ -203,9 +218,102 @@ export async function expectOperationalEndpoints(
     status: 'ok',
     checks: Object.fromEntries(options.checks.map((c) => [c, 'ok'])),
   })
-  const metrics = await request(app).get('/metrics').expect(200)
-  expect(metrics.text).toContain('http_requests_total')
+  // Metrics are for the scraper's own port, not the public one.
+  await request(app).get('/metrics').expect(404)
+  expect(await metricsText(app)).toContain('http_requests_total')
   const missing = await request(app).get('/no/such/route').set('X-Request-Id', 'skeleton-check-1').expect(404)
   expect(missing.headers['x-request-id']).toBe('skeleton-check-1')
   expect(missing.body).toEqual(options.notFoundBody('skeleton-check-1'))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dependencies a test owns, to stop and freeze (STYLE 17): never the shared Postgres or Redis.
+// ---------------------------------------------------------------------------------------------
+
+/** A free TCP port on loopback (free when asked; a test binds it soon after). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+export interface OwnRedis {
+  url: string
+  port: number
+  /** SIGSTOP: the server keeps its connections and answers nothing, as a stalled host looks. */
+  freeze(): void
+  /** SIGCONT after freeze. */
+  thaw(): void
+  /** Stops the server (its data is gone: nothing is saved). */
+  stop(): Promise<void>
+  /** Starts it again on the same port, empty. */
+  start(): Promise<void>
+}
+
+/** A `redis-server` of the test's own on a free port, stopped by `stop()` (call it in afterAll). */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort()
+  let child: ChildProcess | undefined
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    )
+    for (let i = 0; i < 100; i++) {
+      const up = await new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.end()
+          resolve(true)
+        })
+        socket.on('error', () => resolve(false))
+      })
+      if (up) return
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error(`redis-server did not start on port ${port}`)
+  }
+  await start()
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
+    start,
+    stop: async () => {
+      const running = child
+      child = undefined
+      if (!running || running.exitCode !== null) return
+      running.kill('SIGCONT')
+      const exited = new Promise((resolve) => running.once('exit', resolve))
+      running.kill('SIGKILL')
+      await exited
+    },
+  }
+}
+
+/**
+ * A TCP server that accepts connections and never answers: what a frozen (SIGSTOPped) or
+ * partitioned Postgres looks like to a client that connects after the freeze began.
+ */
+export async function startSilentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => sockets.delete(socket))
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import type { RequestHandler } from 'express'
 import type { z } from 'zod'
 import { ApiError } from './errors.ts'
@@ -25,8 +26,55 @@ export interface ValidationIssue {
   message: string
 }
 
+/**
+ * The one input rule every string obeys, wherever it comes from (a JSON body, the query, a path
+ * parameter, JSON-RPC params, GraphQL arguments and variables): no NUL character (Postgres text
+ * cannot hold one) and no lone UTF-16 surrogate (it has no UTF-8 form). Object keys count as
+ * strings too. Returns the first offender as a validation issue naming its field, or undefined.
+ * Iterative, so a deeply nested value cannot exhaust the stack.
+ */
+export function findMalformedString(value: unknown, where: string): ValidationIssue | undefined {
+  const stack: Array<[unknown, string]> = [[value, where]]
+  while (stack.length) {
+    const [current, path] = stack.pop()!
+    if (typeof current === 'string') {
+      const problem = stringProblem(current)
+      if (problem) return { field: path, message: problem }
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push([current[i], `${path}.${i}`])
+    } else if (typeof current === 'object' && current !== null) {
+      const keys = Object.keys(current)
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!
+        const problem = stringProblem(key)
+        if (problem) return { field: `${path}.${printable(key)}`, message: `field name ${problem}` }
+        stack.push([(current as Record<string, unknown>)[key], `${path}.${key}`])
+      }
+    }
+  }
+  return undefined
+}
+
+function stringProblem(s: string): string | undefined {
+  if (s.includes('\0')) return 'must not contain NUL characters'
+  if (!s.isWellFormed()) return 'must be well-formed Unicode (a lone surrogate has no UTF-8 form)'
+  return undefined
+}
+
+/** A field name as it may be echoed back: without the characters that made it malformed. */
+function printable(key: string): string {
+  return key.replaceAll('\0', '\\0').toWellFormed()
+}
+
+/** Throws 400 bad_request naming the field when `value` holds a malformed string (findMalformedString). */
+export function assertWellFormed(value: unknown, where: string): void {
+  const issue = findMalformedString(value, where)
+  if (issue) throw new ApiError('bad_request', `${issue.field}: ${issue.message}`, { issues: [issue] })
+}
+
 /** Parse `value` or throw 400 bad_request; usable by any adapter (REST, JSON-RPC, GraphQL, CLI). */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, where = 'input'): z.output<T> {
+  assertWellFormed(value, where)
   const result = schema.safeParse(value)
   if (result.success) return result.data
   throw validationError(result.error, where)
@@ -56,6 +104,11 @@ export function validate<S extends InputSchemas>(schemas: S): RequestHandler {
     const issues: ValidationIssue[] = []
     const parse = (schema: z.ZodType | undefined, value: unknown, where: string): unknown => {
       if (!schema) return value
+      const malformed = findMalformedString(value, where)
+      if (malformed) {
+        issues.push(malformed)
+        return value
+      }
       const result = schema.safeParse(value)
       if (result.success) return result.data
       issues.push(...(validationError(result.error, where).details!.issues as ValidationIssue[]))
@@ -88,4 +141,53 @@ export function inputOf<S extends InputSchemas>(
   req: { params: unknown; query: unknown; body: unknown },
 ): ParsedInput<S> {
   return { params: req.params, query: req.query, body: req.body } as ParsedInput<S>
+}
+
+/**
+ * The input rule (findMalformedString) for everything a request brings before any route sees
+ * it: the path and query as sent (malformed percent-encoding, bytes that are not UTF-8, an
+ * encoded NUL) and the parsed JSON body. Mounted by createHttpApp right after the JSON parser,
+ * so no route can forget it; 400 bad_request naming the field.
+ */
+export function wellFormedInput(): RequestHandler {
+  return (req, _res, next) => {
+    const url = req.url
+    if (url.includes('%')) {
+      const q = url.indexOf('?')
+      checkEncoded(q < 0 ? url : url.slice(0, q), 'path', false)
+      if (q >= 0)
+        for (const pair of url.slice(q + 1).split('&')) {
+          const eq = pair.indexOf('=')
+          const name = checkEncoded(eq < 0 ? pair : pair.slice(0, eq), 'query', true)
+          if (eq >= 0) checkEncoded(pair.slice(eq + 1), `query.${name}`, true)
+        }
+    }
+    if (req.body !== undefined && typeof req.body === 'object') assertWellFormed(req.body, 'body')
+    next()
+  }
+}
+
+/** Decodes one part of the URL as sent, or throws 400 naming `field`; returns the decoded text. */
+function checkEncoded(raw: string, field: string, form: boolean): string {
+  if (!raw.includes('%')) return raw
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(form ? raw.replaceAll('+', ' ') : raw)
+  } catch {
+    throw new ApiError('bad_request', `${field}: malformed percent-encoding or not UTF-8`, {
+      issues: [{ field, message: 'malformed percent-encoding or not UTF-8' }],
+    })
+  }
+  assertWellFormed(decoded, field)
+  return decoded
+}
+
+/**
+ * express.json's `verify`: a body declared (or defaulted) UTF-8 that is not valid UTF-8 is
+ * refused rather than decoded with replacement characters, which would store something other
+ * than what the client sent.
+ */
+export function verifyUtf8Body(_req: unknown, _res: unknown, buf: Buffer, encoding: string): void {
+  if (encoding.toLowerCase().replace('-', '') === 'utf8' && !isUtf8(buf))
+    throw Object.assign(new Error('request body is not valid UTF-8'), { type: 'encoding.invalid_utf8' })
 }

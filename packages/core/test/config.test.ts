@@ -28,13 +28,17 @@ describe('loadConfig', () => {
       DATABASE_URL: DB,
       DATABASE_SCHEMA: 'key_info',
       DATABASE_POOL_SIZE: 10,
+      DATABASE_CONNECT_TIMEOUT_MS: 1000,
+      DATABASE_QUERY_TIMEOUT_MS: 1500,
       MIGRATE_ON_START: true,
       REDIS_URL: undefined,
       REDIS_KEY_PREFIX: 'quartet:key-info:',
+      REDIS_COMMAND_TIMEOUT_MS: 500,
       TRUST_PROXY: ['loopback'],
       LOG_LEVEL: 'info',
       BODY_LIMIT: '1mb',
       SHUTDOWN_TIMEOUT_MS: 10_000,
+      SHUTDOWN_DELAY_MS: 0,
       RATE_LIMIT_IPV6_PREFIX: 64,
     })
   })

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import express, { type Express } from 'express'
 import request from 'supertest'
 import { ApiError } from '../src/errors.ts'
-import { createHttpApp, type HotRoute, type HttpAppOptions } from '../src/http.ts'
-import { captureLogger, startTestServer } from '../src/testing.ts'
+import { createHttpApp, type HotRoute, type HttpAppOptions, serve } from '../src/http.ts'
+import { captureLogger, metricsText, startTestServer } from '../src/testing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -115,19 +115,95 @@ describe('createHttpApp', () => {
       expect(res.body.failing).toEqual(['storage'])
       expect(Date.now() - started).toBeLessThan(2_000)
     })
+
+    it('when an optional check (Redis, which the service can do without) fails, then /readyz stays 200 and says degraded', async () => {
+      const { app } = buildApp({
+        readiness: {
+          database: async () => 1,
+          kv: {
+            optional: true,
+            check: async () => {
+              throw new Error('kv not connected')
+            },
+          },
+        },
+      })
+
+      const res = await request(app).get('/readyz').expect(200)
+
+      expect(res.body).toEqual({
+        status: 'degraded',
+        checks: { database: 'ok', kv: 'unreachable' },
+        degraded: ['kv'],
+      })
+    })
+
+    it('when the default timeout applies and a check hangs, then /readyz answers within a second', async () => {
+      const { app } = buildApp({ readiness: { database: () => sleep(5_000) } })
+      const started = Date.now()
+
+      await request(app).get('/readyz').expect(503)
+
+      expect(Date.now() - started).toBeLessThan(1_000)
+    })
   })
 
   describe('metrics', () => {
+    it('when no METRICS_TOKEN is set, then the public port has no /metrics', async () => {
+      const { app } = buildApp()
+
+      const res = await request(app).get('/metrics').expect(404)
+
+      expect(res.body.error.code).toBe('not_found')
+    })
+
+    it('when a METRICS_TOKEN is set, then /metrics on the public port needs it as a bearer token', async () => {
+      const { app } = buildApp({ metricsToken: 'scrape-token-0123456789' })
+
+      const missing = await request(app).get('/metrics').expect(401)
+      await request(app).get('/metrics').set('Authorization', 'Bearer wrong-token-0123456789').expect(401)
+      const res = await request(app)
+        .get('/metrics')
+        .set('Authorization', 'Bearer scrape-token-0123456789')
+        .expect(200)
+
+      expect(missing.headers['www-authenticate']).toMatch(/^Bearer/)
+      expect(res.headers['cache-control']).toBe('no-store')
+      expect(res.text).toContain('http_requests_total')
+    })
+
+    it('when serve has a metrics port, then the scraper reads /metrics there and nothing else', async () => {
+      const { app } = buildApp()
+      const serving = await serve(app, {
+        port: 0,
+        host: '127.0.0.1',
+        metricsPort: 0,
+        logger: captureLogger().logger,
+        handleSignals: false,
+        exitProcess: false,
+      })
+      try {
+        await fetch(`${serving.url}/items/1`)
+        const res = await fetch(serving.metricsUrl!)
+        const other = await fetch(serving.metricsUrl!.replace('/metrics', '/items/1'))
+
+        expect(res.status).toBe(200)
+        expect(res.headers.get('content-type')).toMatch(/^text\/plain/)
+        expect(await res.text()).toMatch(/http_requests_total\{[^}]*route="\/items\/:id"/)
+        expect(other.status).toBe(404)
+      } finally {
+        await serving.shutdown()
+      }
+    })
+
     it('when requests hit a parameterised route, then http_requests_total counts them by route template', async () => {
       const { app } = buildApp()
       await request(app).get('/items/42').expect(200)
       await request(app).get('/items/43').expect(200)
       await request(app).get('/api/v1/things/7').expect(200)
 
-      const res = await request(app).get('/metrics')
+      const res = { text: await metricsText(app) }
 
-      expect(res.status).toBe(200)
-      expect(res.headers['content-type']).toMatch(/^text\/plain/)
       const counter = res.text.split('\n').filter((l) => l.startsWith('http_requests_total{'))
       expect(counter).toContainEqual(expect.stringMatching(/route="\/items\/:id".*status="200".* 2$/))
       expect(counter).toContainEqual(
@@ -143,7 +219,7 @@ describe('createHttpApp', () => {
       await request(app).get('/random/a1')
       await request(app).get('/random/b2')
 
-      const res = await request(app).get('/metrics')
+      const res = { text: await metricsText(app) }
 
       expect(res.text).toMatch(/http_requests_total\{[^}]*route="unmatched"[^}]*status="404"[^}]*\} 2/)
       expect(res.text).not.toContain('/random/')
@@ -153,7 +229,7 @@ describe('createHttpApp', () => {
       const { app } = buildApp()
       await request(app).get('/boom').expect(403)
 
-      const res = await request(app).get('/metrics')
+      const res = { text: await metricsText(app) }
 
       expect(res.text).toMatch(/http_requests_total\{[^}]*route="\/boom"[^}]*status="403"[^}]*\} 1/)
     })
@@ -162,7 +238,7 @@ describe('createHttpApp', () => {
       const { app } = buildApp()
       await request(app).get('/api/v1/locked/3').expect(409)
 
-      const res = await request(app).get('/metrics')
+      const res = { text: await metricsText(app) }
 
       expect(res.text).toMatch(
         /http_requests_total\{[^}]*route="\/api\/v1\/locked\/:thingId"[^}]*status="409"[^}]*\} 1/,
@@ -351,6 +427,24 @@ describe('createHttpApp', () => {
       }
     })
 
+    it('when the URL carries a pickup code, a token or a signature, then the logged URL has them redacted', async () => {
+      const { app, lines } = buildApp()
+
+      await request(app)
+        .get(
+          '/items/9?code=12345678&path=a.txt&Token=tok-visible-nowhere&X-Amz-Signature=sig-visible-nowhere',
+        )
+        .set('X-Request-Id', 'log-line-3')
+
+      const line = await completionLine(lines, 'log-line-3')
+      expect((line.req as { url: string }).url).toBe(
+        '/items/9?code=[redacted]&path=a.txt&Token=[redacted]&X-Amz-Signature=[redacted]',
+      )
+      const everything = JSON.stringify(lines)
+      for (const secret of ['12345678', 'tok-visible-nowhere', 'sig-visible-nowhere'])
+        expect(everything).not.toContain(secret)
+    })
+
     it("when a handler logs through req.log, then its own line carries the request's req_id and ip", async () => {
       const { app, lines } = buildApp()
 
@@ -497,7 +591,7 @@ describe('hot routes', () => {
     await request(app).get('/fast').expect(200)
     await request(app).get('/fast/').expect(200)
 
-    const res = await request(app).get('/metrics')
+    const res = { text: await metricsText(app) }
 
     expect(res.text).toMatch(/http_requests_total\{[^}]*route="\/fast"[^}]*status="200"[^}]*\} 3/)
   })

@@ -77,6 +77,27 @@ function get(port: number, urlPath: string, agent: http.Agent): Promise<{ status
   })
 }
 
+/** A GET that also tells whether it went over a kept-alive socket, and the Connection header. */
+function getWithHeaders(
+  port: number,
+  urlPath: string,
+  agent: http.Agent,
+): Promise<{ status: number; reusedSocket: boolean; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: urlPath, agent }, (res) => {
+      res.resume()
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          reusedSocket: req.reusedSocket,
+          connection: res.headers.connection,
+        }),
+      )
+    })
+    req.on('error', reject)
+  })
+}
+
 function connectOutcome(port: number): Promise<'connected' | string> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port })
@@ -148,5 +169,55 @@ describe('serve() graceful shutdown', () => {
     expect(result.outcome).toBe('cut')
     expect(fixture.output()).toContain('did not finish in time')
     expect(fixture.output()).toContain('POOLS CLOSED')
+  })
+
+  it('when SIGTERM arrives under keep-alive load, then readiness flips at once, later answers say Connection: close, and no client sees a reset', async () => {
+    const fixture = await startFixture({ SHUTDOWN_DELAY_MS: '1000' })
+    children.push(fixture.child)
+    const base = `http://127.0.0.1:${fixture.port}`
+    // What a load balancer does: poll readiness, and send nothing new once it says 503.
+    let routable = true
+    const failures: string[] = []
+    let answered = 0
+    // Eight clients on kept-alive connections (fetch is undici), each asking again at once.
+    const worker = async () => {
+      while (routable) {
+        try {
+          const res = await fetch(`${base}/fast`)
+          await res.arrayBuffer()
+          answered++
+        } catch (err) {
+          failures.push((err as { cause?: { code?: string } }).cause?.code ?? String(err))
+          return
+        }
+      }
+    }
+    const balancer = async () => {
+      while (routable) {
+        const res = await fetch(`${base}/readyz`, { headers: { connection: 'close' } })
+        await res.arrayBuffer()
+        if (res.status === 503) routable = false
+        else await sleep(50)
+      }
+    }
+    // And one client whose connection is idle when the signal comes, asking again after it.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    await get(fixture.port, '/fast', agent)
+    const load = [...Array.from({ length: 8 }, worker), balancer()]
+    while (answered < 40 && failures.length === 0) await sleep(20)
+    const signalledAt = Date.now()
+    fixture.child.kill('SIGTERM')
+    await fixture.waitFor('shutting down')
+    const again = await getWithHeaders(fixture.port, '/fast', agent)
+    await Promise.all(load)
+    const stoppedRoutingAfterMs = Date.now() - signalledAt
+    const exit = await fixture.exited
+    agent.destroy()
+
+    expect(stoppedRoutingAfterMs).toBeLessThan(1000)
+    expect(failures).toEqual([])
+    expect(answered).toBeGreaterThanOrEqual(40)
+    expect(again).toMatchObject({ status: 200, reusedSocket: true, connection: 'close' })
+    expect(exit).toMatchObject({ code: 0, signal: null })
   })
 })

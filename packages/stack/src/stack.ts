@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import { EMBEDDED_DEADLINES } from '@quartet/core/db'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '@quartet/core/embedded-postgres'
 import { appDir, REPO_ROOT, SERVICES, type ServiceSpec } from './services.ts'
 
@@ -52,6 +53,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const pgDir = path.join(dataDir, 'pglite')
     embedded = await startEmbeddedPostgres({ dataDir: pgDir, port: Number(env.EMBEDDED_POSTGRES_PORT ?? 0) })
     env.DATABASE_URL = embedded.url
+    // The embedded Postgres serves one session at a time (the others wait their turn) and cannot
+    // cancel a statement: production's deadlines of about a second would refuse honest waits.
+    env.DATABASE_CONNECT_TIMEOUT_MS ??= String(EMBEDDED_DEADLINES.connectTimeoutMs)
+    env.DATABASE_QUERY_TIMEOUT_MS ??= String(EMBEDDED_DEADLINES.queryTimeoutMs)
     options.onStatus(
       `DATABASE_URL is not set: embedded Postgres (PGlite) on ${embedded.url}, data in ${pgDir}`,
     )

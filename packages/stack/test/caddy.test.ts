@@ -87,10 +87,13 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
   it.each(SERVICES.map((s) => [s.defaultHost, s.name]))(
     'when the Host is %s, then %s answers',
     async (host, name) => {
-      const res = await get({ host: '127.0.0.1', port: proxyPort, path: '/metrics', headers: { host } })
+      const res = await get({ host: '127.0.0.1', port: proxyPort, path: '/openapi.json', headers: { host } })
       expect(res.status).toBe(200)
-      // Each service labels its metrics with its own name.
-      expect(res.body).toContain(`service="${name}"`)
+      // Each service names itself in its OpenAPI document.
+      expect(JSON.parse(res.body).info.title).toContain(name)
+      // Metrics are for the scraper's own port, never the public one behind the proxy.
+      const metrics = await get({ host: '127.0.0.1', port: proxyPort, path: '/metrics', headers: { host } })
+      expect(metrics.status).toBe(404)
     },
   )
 

@@ -3,6 +3,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { fixedClock } from '@quartet/core/clock'
 import {
   captureLogger,
+  metricsText,
   type RunningServer,
   silentLogger,
   startTestServer,
@@ -266,9 +267,7 @@ describe('CORS preflight, methods and unknown documents', () => {
     '/design-api/v1/../v1/manifest.json',
     '/design-api/v1/./manifest.json',
     '/design-api/v1//manifest.json',
-    '/design-api/v1/manifest.json%00',
     '/design-api/v1/manifest.json;.css',
-    '/design-api/v1/%E0%A4%A',
     '/design-api/v1/',
     '/design-api/v1',
     '/design-api/v2/manifest.json',
@@ -280,6 +279,17 @@ describe('CORS preflight, methods and unknown documents', () => {
     expect(body.error.code).toBe('not_found')
     expect(body.error.message).toEqual(expect.any(String))
   })
+
+  it.each(['/design-api/v1/manifest.json%00', '/design-api/v1/%E0%A4%A', '/design-api/v1/%FF.json'])(
+    'when %s (an encoded NUL, broken or non-UTF-8 escapes) is requested, then 400 bad_request in the envelope',
+    async (rawPath) => {
+      const res = await rawRequest(server.url, 'GET', rawPath)
+      expect(res.status).toBe(400)
+      const body = JSON.parse(res.body.toString()) as { error: { code: string; message: string } }
+      expect(body.error.code).toBe('bad_request')
+      expect(body.error.message).toMatch(/^path: /)
+    },
+  )
 
   it('when an unknown document gets another method, then it is still 404', async () => {
     expect((await rawRequest(server.url, 'DELETE', '/design-api/v1/nope.json')).status).toBe(404)
@@ -388,7 +398,7 @@ describe('the fast path', () => {
     const fastApp = appWith(false, captured.logger)
     await request(fastApp).get(path('terms.json')).expect(200)
     await request(fastApp).get(path('terms.json')).set('If-None-Match', '*').expect(304)
-    const metrics = (await request(fastApp).get('/metrics')).text
+    const metrics = await metricsText(fastApp)
     expect(metrics).toMatch(
       /http_requests_total\{method="GET",route="\/design-api\/v1\/:document",status="200",service="design-archive"\} 1/,
     )

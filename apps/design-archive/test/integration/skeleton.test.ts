@@ -73,7 +73,7 @@ describe('design-archive skeleton', () => {
       releases,
     })
     await expectOperationalEndpoints(app, {
-      checks: ['database', 'kv', 'release'],
+      checks: ['database', 'release'],
       notFoundBody: (id) => ({
         error: { code: 'not_found', message: 'no route for GET /no/such/route', request_id: id },
       }),

@@ -1,8 +1,8 @@
-import { createPrismaClient } from '@quartet/core/db'
+import { createPrismaClient, type DatabaseOptions } from '@quartet/core/db'
 import { PrismaClient } from '../generated/prisma/client.ts'
 
 export type Db = PrismaClient
 
-export function createDb(options: { url: string; schema: string; poolSize: number }): Db {
+export function createDb(options: DatabaseOptions): Db {
   return createPrismaClient(PrismaClient, options)
 }

@@ -39,7 +39,7 @@ describe('the unified error table', () => {
     for (const c of codes) expect(c! <= -32000 && c! >= -32099).toBe(true)
   })
 
-  it('when the database is unreachable, then 500 internal_error without internals', async () => {
+  it('when the database is unreachable, then 503 service_unavailable with Retry-After, without internals', async () => {
     const config = testConfig(deps)
     const broken = createDb({
       url: 'postgresql://postgres@127.0.0.1:1/postgres',
@@ -51,10 +51,11 @@ describe('the unified error table', () => {
       const res = await request(app)
         .post('/rest/auth/verify')
         .set({ 'X-API-Key': 'dnsm_x', 'X-API-Secret': 'y' })
-        .expect(500)
+        .expect(503)
+      expect(res.headers['retry-after']).toBe('5')
       expect(res.body).toEqual({
         success: false,
-        error: { code: 'internal_error', message: 'internal server error' },
+        error: { code: 'service_unavailable', message: 'service unavailable' },
         request_id: expect.any(String),
       })
     } finally {

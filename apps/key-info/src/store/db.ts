@@ -1,22 +1,16 @@
 import { PrismaPg } from '@prisma/adapter-pg'
-import { quoteIdent } from '@quartet/core/db'
-import pg from 'pg'
+import { createPgPool, type DatabaseOptions, quoteIdent } from '@quartet/core/db'
+import type pg from 'pg'
 import { PrismaClient } from '../generated/prisma/client.ts'
 
 export type Db = PrismaClient
 
 /**
  * The app's Prisma client over `@prisma/adapter-pg`, bound to its schema, on a pg pool of our own
- * (see rawOf). `$disconnect()` ends the pool.
+ * (core's, with its deadlines; see rawOf). `$disconnect()` ends the pool.
  */
-export function createDb(options: { url: string; schema: string; poolSize: number }): Db {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize,
-    connectionTimeoutMillis: 10_000,
-  })
-  // An idle client losing its server must not crash the process; the next checkout reconnects.
-  pool.on('error', () => {})
+export function createDb(options: DatabaseOptions): Db {
+  const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
   const db = new PrismaClient({
     adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
   })

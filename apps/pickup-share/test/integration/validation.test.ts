@@ -109,13 +109,22 @@ describe("traversal: path must be one of the share's own files", () => {
     ['../x', '../x'],
     ['an encoded ../', '%2e%2e%2f%2e%2e%2fetc%2fpasswd'],
     ['an absolute path', '/etc/passwd'],
-    ['a NUL byte', 'a.txt%00'],
     ['the pathname of another share', 'OTHER'],
   ])('when path is %s, then 404 and no bytes', async (_what, raw) => {
     const p = raw === 'OTHER' ? encodeURIComponent(other) : raw.includes('%') ? raw : encodeURIComponent(raw)
     const res = await fetch(`${h.url}/api/download?code=${code}&path=${p}`)
     expect(res.status).toBe(404)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('file_not_found')
+  })
+
+  it('when path holds a NUL byte, then 400 bad_request naming the parameter, and no bytes', async () => {
+    const res = await fetch(`${h.url}/api/download?code=${code}&path=a.txt%00`)
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as { error: { code: string; message: string } }
+    expect(body.error).toMatchObject({
+      code: 'bad_request',
+      message: 'query.path: must not contain NUL characters',
+    })
   })
 
   it('when the blob token names a pathname outside the store, then nothing is written outside it', async () => {

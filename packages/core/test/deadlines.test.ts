@@ -1,0 +1,185 @@
+import request from 'supertest'
+import { createPgPool } from '../src/db.ts'
+import { ApiError, dependencyFailure, toApiError } from '../src/errors.ts'
+import { createHttpApp } from '../src/http.ts'
+import { RedisKeyValueStore } from '../src/kv.ts'
+import {
+  type OwnRedis,
+  silentLogger,
+  startOwnRedis,
+  startSilentServer,
+  testDatabaseUrl,
+  uniqueName,
+} from '../src/testing.ts'
+
+/** The embedded Postgres (no DATABASE_URL) serves one session at a time and cannot cancel a statement. */
+const realPostgres = process.env.QUARTET_TEST_EMBEDDED_PG ? it.skip : it
+
+/** Time a promise that must fail: how long it took, and what it threw. */
+async function failure(promise: Promise<unknown>): Promise<{ ms: number; err: unknown }> {
+  const started = performance.now()
+  try {
+    await promise
+  } catch (err) {
+    return { ms: performance.now() - started, err }
+  }
+  throw new Error('expected a failure')
+}
+
+function expect503(err: unknown) {
+  const api = toApiError(err)
+  expect(api.code).toBe('service_unavailable')
+  expect(api.status).toBe(503)
+  expect(api.headers).toEqual({ 'Retry-After': '5' })
+}
+
+describe('deadlines: no request waits long on a dead or frozen dependency, and the answer is 503', () => {
+  describe('Postgres', () => {
+    it('when nothing listens, then a query fails at once as 503', async () => {
+      const pool = createPgPool('postgresql://postgres@127.0.0.1:1/postgres')
+      const { ms, err } = await failure(pool.query('select 1'))
+      await pool.end()
+      expect(ms).toBeLessThan(1000)
+      expect503(err)
+    })
+
+    it('when the server accepts but never answers (frozen), then connecting gives up after the connect deadline as 503', async () => {
+      const silent = await startSilentServer()
+      const pool = createPgPool(`postgresql://postgres@127.0.0.1:${silent.port}/postgres`, {
+        deadlines: { connectTimeoutMs: 300 },
+      })
+      const { ms, err } = await failure(pool.query('select 1'))
+      await pool.end().catch(() => {})
+      await silent.close()
+      expect(ms).toBeGreaterThanOrEqual(250)
+      expect(ms).toBeLessThan(1500)
+      expect503(err)
+    })
+
+    realPostgres(
+      'when a query runs past its deadline, then the server cancels it, the error is 503, and the connection serves the next query',
+      async () => {
+        const pool = createPgPool(testDatabaseUrl(), { max: 1, deadlines: { queryTimeoutMs: 200 } })
+        const { ms, err } = await failure(pool.query('select pg_sleep(3)'))
+        expect(ms).toBeLessThan(1500)
+        expect((err as { code?: string }).code).toBe('57014')
+        expect503(err)
+        expect((await pool.query('select 42 as x')).rows).toEqual([{ x: 42 }])
+        await pool.end()
+      },
+    )
+
+    realPostgres(
+      'when the query deadline is 0 (migrations, operator jobs), then long queries run',
+      async () => {
+        const pool = createPgPool(testDatabaseUrl(), { max: 1, deadlines: { queryTimeoutMs: 0 } })
+        const { rows } = await pool.query("select current_setting('statement_timeout') as t")
+        await pool.end()
+        expect(rows[0].t).toBe('0')
+      },
+    )
+  })
+
+  describe('Redis', () => {
+    let redis: OwnRedis
+    beforeAll(async () => {
+      redis = await startOwnRedis()
+    })
+    afterAll(async () => {
+      await redis.stop()
+    })
+
+    it('when Redis is frozen (SIGSTOP), then a command fails after the command deadline as 503, and works again once it thaws', async () => {
+      const kv = RedisKeyValueStore.connect(redis.url, `${uniqueName('deadline')}:`, 300)
+      try {
+        await kv.set('k', 'v')
+        redis.freeze()
+        const { ms, err } = await failure(kv.get('k'))
+        expect(ms).toBeGreaterThanOrEqual(250)
+        expect(ms).toBeLessThan(1500)
+        expect503(err)
+        redis.thaw()
+        expect(await kv.get('k')).toBe('v')
+      } finally {
+        redis.thaw()
+        await kv.close()
+      }
+    })
+
+    it('when Redis is stopped, then commands fail at once as 503 (no offline queue), and recover when it is back', async () => {
+      const kv = RedisKeyValueStore.connect(redis.url, `${uniqueName('deadline')}:`, 300)
+      try {
+        await kv.set('k', 'v')
+        await redis.stop()
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        const { ms, err } = await failure(kv.incrWithTtl('n', 1, 10_000))
+        expect(ms).toBeLessThan(100)
+        expect503(err)
+        await redis.start()
+        let value: number | undefined
+        for (let i = 0; i < 60 && value === undefined; i++) {
+          value = await kv.incrWithTtl('n', 1, 10_000).catch(() => undefined)
+          if (value === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        expect(value).toBe(1)
+      } finally {
+        await kv.close()
+      }
+    })
+  })
+
+  describe('the envelope', () => {
+    it('when a route fails on a dependency, then it answers 503 service_unavailable with Retry-After, its message hidden', async () => {
+      const pool = createPgPool('postgresql://postgres@127.0.0.1:1/postgres')
+      const { app } = createHttpApp(
+        { name: 'deadline', logger: silentLogger(), envelope: 'rest', trustProxy: ['loopback'] },
+        (a) => {
+          a.get('/things', async (_req, res) => {
+            res.json((await pool.query('select 1')).rows)
+          })
+        },
+      )
+      const res = await request(app).get('/things').expect(503)
+      await pool.end()
+      expect(res.headers['retry-after']).toBe('5')
+      expect(res.body).toMatchObject({
+        success: false,
+        error: { code: 'service_unavailable', message: 'service unavailable' },
+      })
+    })
+
+    it('when Prisma reports an unreachable database, a pool timeout, or a cancelled statement, then each is 503', () => {
+      const prisma = (code: string, cause: unknown) =>
+        Object.assign(new Error('\nInvalid `prisma.x()` invocation'), {
+          name: 'PrismaClientKnownRequestError',
+          code,
+          meta: { driverAdapterError: { name: 'DriverAdapterError', cause } },
+        })
+      expect(dependencyFailure(prisma('P1001', { kind: 'DatabaseNotReachable' }))).toBe('unavailable')
+      expect(dependencyFailure(prisma('P2010', { kind: 'postgres', code: '57014' }))).toBe('unavailable')
+      expect(dependencyFailure(prisma('P2010', { kind: 'postgres', code: '22021' }))).toBe(
+        'untranslatable_text',
+      )
+      expect(dependencyFailure(prisma('P2002', { kind: 'UniqueConstraintViolation' }))).toBeUndefined()
+      expect(
+        dependencyFailure(
+          Object.assign(new Error('Connection terminated due to connection timeout'), {
+            cause: new Error('Connection terminated unexpectedly'),
+          }),
+        ),
+      ).toBe('unavailable')
+      expect(dependencyFailure(new Error('Command timed out'))).toBe('unavailable')
+      expect(dependencyFailure(new TypeError('x is undefined'))).toBeUndefined()
+      expect(toApiError(new TypeError('x')).code).toBe('internal_error')
+    })
+
+    it('when Postgres refuses text it cannot store, then the client hears 400, not 500', async () => {
+      const pool = createPgPool(testDatabaseUrl(), { max: 1 })
+      const { err } = await failure(pool.query('select $1::text', ['a\u0000b']))
+      await pool.end()
+      const api = toApiError(err)
+      expect(api).toBeInstanceOf(ApiError)
+      expect(api.code).toBe('bad_request')
+    })
+  })
+})
