@@ -31,6 +31,8 @@ export interface ExitInfo {
  */
 export class ServiceProcess {
   readonly url: string
+  /** The scraper's /metrics, on its own port. */
+  readonly metricsUrl: string | undefined
   private child: ChildProcess | undefined
   private exitInfo: Promise<ExitInfo> | undefined
   private readonly logFile: string
@@ -44,6 +46,7 @@ export class ServiceProcess {
     logName: string,
   ) {
     this.url = `http://127.0.0.1:${port}`
+    this.metricsUrl = env.METRICS_PORT ? `http://127.0.0.1:${env.METRICS_PORT}/metrics` : undefined
     mkdirSync(LOG_DIR, { recursive: true })
     this.logFile = path.join(LOG_DIR, `${logName}-${name}.log`)
     this.logFd = openSync(this.logFile, 'w')

@@ -38,9 +38,10 @@ interface Counts {
 
 const MB = 1024 * 1024
 
-async function heapUsedMb(url: string): Promise<number | null> {
+async function heapUsedMb(metricsUrl: string | undefined): Promise<number | null> {
+  if (!metricsUrl) return null
   try {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
+    const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(5000) })).text()
     const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes'))
     return line ? Number(line.split(' ').pop()) / MB : null
   } catch {
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
           if (!stat) return
           series
             .get(k.name)!
-            .push({ t, rssMb: stat.rssBytes / MB, heapUsedMb: await heapUsedMb(k.service.url) })
+            .push({ t, rssMb: stat.rssBytes / MB, heapUsedMb: await heapUsedMb(k.service.metricsUrl) })
         }),
       )
     }

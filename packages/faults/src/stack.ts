@@ -77,7 +77,14 @@ export async function startFaultStack(
       },
     }
     for (const name of only) {
-      const env = { ...common, ...own[name], PORT: String(await freePort()) }
+      // /metrics on a port of its own, as a scraper reads it (the soak reads the heap there).
+      const env = {
+        ...common,
+        ...own[name],
+        PORT: String(await freePort()),
+        METRICS_PORT: String(await freePort()),
+        METRICS_HOST: '127.0.0.1',
+      }
       services[name] = new ServiceProcess(name, Number(env.PORT), env, sandbox, logName)
     }
     await Promise.all(only.map((name) => services[name]!.start()))
