@@ -65,8 +65,12 @@ export function unavailableProblem(sample: Sample, envelope: Envelope): string |
 }
 
 export interface OutageWindow {
-  /** performance.now() when the fault was applied, and when the dependency was back. */
+  /**
+   * performance.now() when the fault was applied, when undoing it began (a restarted server
+   * may answer before it is seen to be up), and when the dependency was back.
+   */
   down: number
+  restoring: number
   up: number
   /** When the load stopped. */
   end: number
@@ -83,7 +87,7 @@ const PHASE_WORDS: Record<Phase, string> = {
 
 export function phaseOf(sample: Sample, w: OutageWindow): Phase {
   if (sample.end <= w.down) return 'before'
-  if (sample.start >= w.down + SETTLE_MS && sample.end <= w.up) return 'during'
+  if (sample.start >= w.down + SETTLE_MS && sample.end <= w.restoring) return 'during'
   if (sample.start >= w.up + RECOVERY_MS) return 'recovered'
   return 'transition'
 }

@@ -56,10 +56,11 @@ export async function outageUnderLoad(kits: Kit[], fault: Fault, outageMs: numbe
     const down = performance.now()
     await fault.apply()
     await sleep(outageMs)
+    const restoring = performance.now()
     await fault.revert()
     const up = performance.now()
     await sleep(RECOVERY_MS + TAIL_MS)
-    window = { down, up, end: performance.now() }
+    window = { down, restoring, up, end: performance.now() }
   } finally {
     await fault.revert()
     await load.close()
