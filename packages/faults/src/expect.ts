@@ -209,6 +209,7 @@ export function checkShutdown(
   signalAt: number,
   exit: { code: number | null; signal: string | null; at: number } | 'timeout',
   shutdownTimeoutMs: number,
+  shutdownDelayMs: number,
   findings: Findings,
 ): void {
   const readinessProbe = readiness.name
@@ -237,12 +238,13 @@ export function checkShutdown(
     else if (!usual(s)) findings.add('a request just after SIGTERM was not served as usual', s)
   }
   const readyAfter = after.filter((s) => s.probe === readinessProbe && !s.errorCode)
-  if (readyAfter.length === 0)
+  const ready503 = [...early, ...after].filter((s) => s.probe === readinessProbe && s.status === 503)
+  if (ready503.length === 0)
     findings.note(
-      `no /readyz answer later than ${SIGNAL_GRACE_MS} ms after SIGTERM (${
-        after
+      `no /readyz 503 after SIGTERM (${
+        [...early, ...after]
           .filter((s) => s.probe === readinessProbe)
-          .map((s) => s.errorCode)
+          .map((s) => s.errorCode ?? s.status)
           .slice(0, 3)
           .join(', ') || 'none sent'
       }): readiness must flip to 503 while the server still answers`,
@@ -261,13 +263,14 @@ export function checkShutdown(
       findings.add('a request after SIGTERM was not served as usual', s, after.length)
   }
   if (exit === 'timeout')
-    findings.note(`the process had not exited ${shutdownTimeoutMs + 2000} ms after SIGTERM`)
+    findings.note(`the process had not exited ${shutdownDelayMs + shutdownTimeoutMs + 2000} ms after SIGTERM`)
   else {
     const took = exit.at - signalAt
     if (exit.code !== 0) findings.note(`exit code ${exit.code} (signal ${exit.signal}), not 0`)
-    if (took > shutdownTimeoutMs + 1000)
+    // The delay comes first, then in-flight requests have up to the timeout; 1 s for the exit.
+    if (took > shutdownDelayMs + shutdownTimeoutMs + 1000)
       findings.note(
-        `exited ${Math.round(took)} ms after SIGTERM (SHUTDOWN_TIMEOUT_MS is ${shutdownTimeoutMs})`,
+        `exited ${Math.round(took)} ms after SIGTERM (SHUTDOWN_DELAY_MS ${shutdownDelayMs} + SHUTDOWN_TIMEOUT_MS ${shutdownTimeoutMs})`,
       )
   }
 }

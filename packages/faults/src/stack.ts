@@ -7,6 +7,8 @@ import { SERVICE_NAMES, type ServiceName, ServiceProcess } from './service-proce
 
 /** After SIGTERM, how long in-flight requests may take: small, so the suite waits little. */
 export const SHUTDOWN_TIMEOUT_MS = 3000
+/** After SIGTERM, how long the port keeps accepting while readiness says 503. */
+export const SHUTDOWN_DELAY_MS = 1000
 
 export interface FaultStack {
   sandbox: Sandbox
@@ -53,6 +55,9 @@ export async function startFaultStack(
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      // Behind a load balancer: keep accepting (readiness 503) a moment after SIGTERM, so that
+      // readiness is seen to flip before the port closes (a preStop pause in Kubernetes).
+      SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
     }
     const own: Record<ServiceName, Record<string, string>> = {
       'design-archive': {},
