@@ -4,9 +4,10 @@ import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
 import { createOpenApiDocument, type OperationDoc, serveOpenApi } from '@quartet/core/openapi'
 import { createRateLimiter } from '@quartet/core/rate-limit'
-import type { Express } from 'express'
+import type { ErrorRequestHandler, Express } from 'express'
 import { z } from 'zod'
 import type { TConfig } from './config.ts'
+import { createFailedSecretGuard } from './domain/failed-secrets.ts'
 import type { DnsProvider } from './domain/provider.ts'
 import { createDnsService, type DnsService, VERSION } from './domain/service.ts'
 import { mountGraphQL } from './http/graphql.ts'
@@ -14,7 +15,7 @@ import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restRouter } from './http/rest.ts'
-import { rpcParseErrors, rpcRouter } from './http/rpc.ts'
+import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
 import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
@@ -42,6 +43,12 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
   const repo = createRepository(deps.db, config.DATABASE_SCHEMA)
   const service = createDnsService({
     repo,
+    guard: createFailedSecretGuard(deps.kv, {
+      windowSec: config.AUTH_FAILURE_WINDOW_SEC,
+      perAddress: config.AUTH_FAILURES_PER_ADDRESS,
+      perKey: config.AUTH_FAILURES_PER_KEY,
+      ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX,
+    }),
     provider: deps.provider ?? createProvider(config),
     clock: deps.clock ?? systemClock,
     logger: deps.logger,
@@ -84,15 +91,30 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     },
     (app) => {
       serveOpenApi(app, openApiDocument())
+      // Every answer of the three call styles may carry an account's data or a new API secret
+      // (keys.create, keys.regenerate): no cache, shared or private, may keep one. Twice: for
+      // requests, and for the errors (a malformed body) that skip to the error handlers.
+      const styles = PREFIXES.flatMap((p) => [`${p}/rest`, `${p}/rpc`, `${p}/graphql`])
+      app.use(styles, (_req, res, next) => {
+        res.setHeader('Cache-Control', 'no-store')
+        next()
+      })
+      app.use(styles, ((err, _req, res, next) => {
+        res.setHeader('Cache-Control', 'no-store')
+        next(err)
+      }) satisfies ErrorRequestHandler)
       const rest = restRouter(operations, pipeline)
       const rpc = rpcRouter(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH })
       for (const prefix of PREFIXES) {
         app.use(`${prefix}/rest`, rest)
-        app.use(`${prefix}/rpc`, rpcParseErrors(), rpc)
+        app.use(`${prefix}/rpc`, rpcBodyErrors(), rpc)
       }
       mountGraphQL(app, operations, pipeline, {
         maxDepth: config.GRAPHQL_MAX_DEPTH,
         maxFields: config.GRAPHQL_MAX_FIELDS,
+        maxTokens: config.GRAPHQL_MAX_TOKENS,
+        maxCost: config.GRAPHQL_MAX_COST,
+        logger: deps.logger,
         endpoints: PREFIXES.map((p) => `${p}/graphql`),
       })
     },

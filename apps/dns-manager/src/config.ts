@@ -31,6 +31,14 @@ export const ZConfig = z.object({
   RPC_MAX_BATCH: zInt(20, 1, 1000),
   GRAPHQL_MAX_DEPTH: zInt(8, 2, 50),
   GRAPHQL_MAX_FIELDS: zInt(200, 10, 10_000),
+  /** Lexical tokens in one GraphQL document; the parser stops past it. */
+  GRAPHQL_MAX_TOKENS: zInt(2000, 100, 100_000),
+  /** Fields a GraphQL document may return, one inside a page counted once per row (graphql-limits.ts). */
+  GRAPHQL_MAX_COST: zInt(20_000, 100, 10_000_000),
+  /** Failed authentications (wrong key or secret) per client address, and per API key, per window. */
+  AUTH_FAILURES_PER_ADDRESS: zInt(20, 1, 1_000_000),
+  AUTH_FAILURES_PER_KEY: zInt(100, 1, 1_000_000),
+  AUTH_FAILURE_WINDOW_SEC: zInt(600, 10, 86_400),
   RENEW_WINDOW_DAYS: zInt(30, 0, 3650),
   GRACE_DAYS: zInt(45, 0, 3650),
   MAX_RECORDS_PER_SUBDOMAIN: zInt(100, 1, 100_000),

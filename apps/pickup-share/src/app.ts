@@ -7,6 +7,7 @@ import type { Express } from 'express'
 import type { TConfig } from './config.ts'
 import './domain/errors.ts'
 import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
+import { registerGuessMetrics } from './http/metrics.ts'
 import type { Services } from './http/services.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
@@ -40,7 +41,7 @@ export const openApiDocument = createOpenApiDocument(
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
   const services = deps.services ?? createServices(deps)
-  const { app } = createHttpApp(
+  const { app, metrics } = createHttpApp(
     {
       name: 'pickup-share',
       logger: deps.logger,
@@ -49,9 +50,11 @@ export function createApp(deps: AppDeps): Express {
       bodyLimit: deps.config.BODY_LIMIT,
       metricsToken: deps.config.METRICS_TOKEN,
       helmet: webHelmetOptions(uploadOrigins(deps.config)),
+      // Only the database decides readiness: take, download, upload and share work without kv
+      // (README "Without Redis"), so a load balancer must not take every replica out when Redis
+      // goes away; kv is reported only.
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
-        // Without Redis the service still serves (limits count per process): reported only.
         kv: { check: () => deps.kv.ping(), optional: true },
       },
     },
@@ -64,5 +67,6 @@ export function createApp(deps: AppDeps): Express {
       registerWeb(app, services)
     },
   )
+  registerGuessMetrics(metrics, services.guard)
   return app
 }

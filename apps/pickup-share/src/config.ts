@@ -28,8 +28,20 @@ export const ZConfig = z
     ADMIN_PASSWORD: optionalString,
     /** HMAC key of blob upload tokens (≥ 32 chars); random per process when unset (single node). */
     UPLOAD_TOKEN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-    /** How long an upload permission stays valid. */
-    UPLOAD_TOKEN_TTL_SECONDS: zInt(3600, 60, 7 * 24 * 3600),
+    /**
+     * How long an upload permission stays valid; one that expires unused gives its reserved bytes
+     * back at most 10 minutes (plus a sweep) later.
+     */
+    UPLOAD_TOKEN_TTL_SECONDS: zInt(1800, 60, 7 * 24 * 3600),
+    /** Upload permissions per client (IPv4 address, IPv6 /64) per UPLOAD_LIMIT_WINDOW_SECONDS. */
+    UPLOAD_PERMISSIONS_PER_ADDRESS: zInt(120, 1, 1_000_000),
+    /** Upload permissions of everyone together per UPLOAD_LIMIT_WINDOW_SECONDS. */
+    UPLOAD_PERMISSIONS_GLOBAL: zInt(6000, 1, 1_000_000_000),
+    UPLOAD_LIMIT_WINDOW_SECONDS: zInt(600, 1, 86_400),
+    /** Bytes one client may hold in upload permissions not shared yet (default 10 GiB). */
+    UPLOAD_PENDING_BYTES_PER_ADDRESS: zInt(10 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    /** Bytes everyone together may hold in upload permissions not shared yet (default 100 GiB). */
+    UPLOAD_PENDING_BYTES_GLOBAL: zInt(100 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     /** Unshared uploads older than this are orphans: share refuses them, cleanup removes them. */
     ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
     /** Sweeper period (expired shares, orphans); 0 switches the in-process sweeper off. */

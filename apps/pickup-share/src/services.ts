@@ -2,22 +2,28 @@ import { randomBytes } from 'node:crypto'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
+import { createRateLimiter, DEFAULT_IPV6_PREFIX } from '@quartet/core/rate-limit'
 import type { TConfig } from './config.ts'
 import { AdminSessions } from './domain/admin-sessions.ts'
 import { AuthCodes } from './domain/auth-codes.ts'
 import { Cleanup } from './domain/cleanup.ts'
 import { DownloadGate } from './domain/download-gate.ts'
 import { GuessGuard } from './domain/guess-guard.ts'
+import { LoginGuard } from './domain/login-guard.ts'
 import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
 import { StoreInstances } from './domain/store-instances.ts'
+import { UploadReservations } from './domain/upload-reservations.ts'
 import { UploadTokens } from './domain/upload-token.ts'
+import { WindowCounters } from './domain/window-counters.ts'
 import type { Services } from './http/services.ts'
 import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
 import { builtinRepoStore, driverFactory, type FactoryDeps } from './storage/factory.ts'
+import { AllowanceRepository } from './store/allowance-repository.ts'
 import { AuditRepository } from './store/audit-repository.ts'
+import { type KvDeadlineOptions, withKvDeadline } from './store/kv-deadline.ts'
 import { AuthCodeRepository } from './store/auth-code-repository.ts'
 import type { Db } from './store/db.ts'
 import { InstanceRepository } from './store/instance-repository.ts'
@@ -39,9 +45,15 @@ export type ServicesConfig = Pick<
   | 'ADMIN_PASSWORD'
   | 'UPLOAD_TOKEN_SECRET'
   | 'UPLOAD_TOKEN_TTL_SECONDS'
+  | 'UPLOAD_PERMISSIONS_PER_ADDRESS'
+  | 'UPLOAD_PERMISSIONS_GLOBAL'
+  | 'UPLOAD_LIMIT_WINDOW_SECONDS'
+  | 'UPLOAD_PENDING_BYTES_PER_ADDRESS'
+  | 'UPLOAD_PENDING_BYTES_GLOBAL'
   | 'ORPHAN_AFTER_HOURS'
   | 'ADMIN_ALLOWED_ORIGINS'
 > &
+  Partial<Pick<TConfig, 'RATE_LIMIT_IPV6_PREFIX'>> &
   Partial<
     Pick<
       TConfig,
@@ -64,6 +76,8 @@ export interface ServiceDeps {
   db: Db
   kv: KeyValueStore
   clock?: Clock
+  /** Deadline and pause of kv calls (store/kv-deadline.ts); tests shorten them. */
+  kvDeadline?: KvDeadlineOptions
 }
 
 /** The storage instances from config: blob always, bucket when S3 is configured. */
@@ -100,7 +114,10 @@ export function buildStorage(
 
 export function createServices(deps: ServiceDeps): Services & { gate: DownloadGate } {
   const clock = deps.clock ?? systemClock
-  const { config, logger, db, kv } = deps
+  const { config, logger, db } = deps
+  // Every kv call answers within a deadline: take, download and the limits go on without kv.
+  const kv = withKvDeadline(deps.kv, deps.kvDeadline)
+  const kvTrouble = kvFallbackLogger(logger)
   const tokens = new UploadTokens(config.UPLOAD_TOKEN_SECRET ?? randomBytes(32).toString('hex'), clock)
   const storage = buildStorage(config, tokens, { db, kv, logger })
   const shareRepo = new ShareRepository(db)
@@ -111,10 +128,40 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     factory: driverFactory({ config, tokens, db, kv, logger }),
     logger,
     removeShare: (id) => removeShare(id),
+    // Called later, once reservations (below) exists.
+    releasedWithInstance: (rows): Promise<void> => reservations.releasedWithInstance(rows),
+  })
+  const uploadWindow = config.UPLOAD_LIMIT_WINDOW_SECONDS
+  const reservations = new UploadReservations({
+    shares: shareRepo,
+    allowances: new AllowanceRepository(db),
+    instances,
+    limits: {
+      // Counted in kv, per process while kv fails (core's limiter).
+      permissionsPerAddress: createRateLimiter({
+        kv,
+        name: 'upload:address',
+        points: config.UPLOAD_PERMISSIONS_PER_ADDRESS,
+        durationSec: uploadWindow,
+      }),
+      permissionsGlobal: createRateLimiter({
+        kv,
+        name: 'upload:all',
+        points: config.UPLOAD_PERMISSIONS_GLOBAL,
+        durationSec: uploadWindow,
+      }),
+      pendingBytesPerAddress: config.UPLOAD_PENDING_BYTES_PER_ADDRESS,
+      pendingBytesGlobal: config.UPLOAD_PENDING_BYTES_GLOBAL,
+      permissionTtlMs: config.UPLOAD_TOKEN_TTL_SECONDS * 1000,
+    },
+    clock,
+    logger,
   })
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
-  const gate = new DownloadGate(kv, shareRepo, clock)
+  const gate = new DownloadGate(kv, shareRepo, clock, kvTrouble)
+  const counters = new WindowCounters(kv, kvTrouble)
+  const guard = new GuessGuard(counters, clock, logger)
   const shares = new ShareService({
     shares: shareRepo,
     storage,
@@ -122,7 +169,8 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     settings,
     authCodes,
     gate,
-    guard: new GuessGuard(kv),
+    guard,
+    reservations,
     tokens,
     clock,
     logger,
@@ -133,6 +181,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   const cleanup = new Cleanup({
     shares: shareRepo,
     service: shares,
+    reservations,
     storage,
     clock,
     logger,
@@ -144,6 +193,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     cleanup,
     authCodes,
     settings,
+    loginGuard: new LoginGuard(counters),
     sessions: new AdminSessions(kv, clock, {
       hash: config.ADMIN_PASSWORD_HASH,
       plain: config.ADMIN_PASSWORD,
@@ -153,6 +203,22 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     instances,
     logger,
     adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
+    guard,
+    ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX ?? DEFAULT_IPV6_PREFIX,
     gate,
+  }
+}
+
+/** Logs that limits count per process because kv failed: at most once a minute, not per request. */
+function kvFallbackLogger(logger: Logger): (err: unknown) => void {
+  let next = 0
+  return (err) => {
+    const now = Date.now()
+    if (now < next) return
+    next = now + 60_000
+    logger.warn(
+      { err },
+      'kv unavailable: limits count in this process and downloads in Postgres alone until it answers again',
+    )
   }
 }

@@ -4,6 +4,7 @@ import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
 import type { RecordFields, RecordRow, Repository, SubdomainRow, ZoneRow } from '../store/repository.ts'
 import './errors.ts'
+import type { FailedSecretGuard } from './failed-secrets.ts'
 import { fqdnOf, MAX_NAME_LENGTH, normaliseHostname, normaliseLabel } from './names.ts'
 import { type DnsProvider, ProviderError, type RRset } from './provider.ts'
 import {
@@ -129,8 +130,10 @@ export function createDnsService(deps: {
   clock: Clock
   logger: Logger
   settings: DomainSettings
+  /** Budgets of failed secrets per address and per key (failed-secrets.ts). */
+  guard: FailedSecretGuard
 }) {
-  const { repo, provider, clock, settings } = deps
+  const { repo, provider, clock, settings, guard } = deps
   const windowMs = settings.renewWindowDays * DAY_MS
   const graceMs = settings.graceDays * DAY_MS
 
@@ -246,17 +249,23 @@ export function createDnsService(deps: {
   return {
     settings,
     // --- auth pipeline --------------------------------------------------------------------------
-    /** Steps 1–3 of the pipeline: credentials, the API switch, the IP allow list. */
+    /**
+     * Steps 1–3 of the pipeline: credentials (with the budgets of failed secrets), the API
+     * switch, the IP allow list.
+     */
     async authenticate(
       credentials: { key: string; secret: string } | null,
       ip: string | undefined,
     ): Promise<Principal> {
       if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
+      // An address past its budget of failures is refused before the database is asked.
+      const attempt = await guard.admit(ip)
       const found = await repo.findCredential(credentials.key)
       // Hash and compare even for an unknown key, so timing does not tell which keys exist.
       const expected = found?.credential.secretHash ?? hashToken('no such key')
       if (!safeEqual(hashToken(credentials.secret), expected) || !found)
-        throw new ApiError('auth_invalid_credentials', 'API key or secret is invalid')
+        return guard.failed(attempt, found?.credential.id ?? null)
+      await guard.succeeded(attempt, found.credential.id)
       if (!found.account.apiAccessEnabled)
         throw new ApiError('api_access_disabled', 'API access is disabled for this account')
       if (!ipAllowed(ip, found.account.ipAllowList))

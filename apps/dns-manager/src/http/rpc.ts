@@ -1,4 +1,4 @@
-import { ApiError, renderJsonRpcError, toApiError } from '@quartet/core/errors'
+import { ApiError, errorAnswer, renderJsonRpcError, toApiError } from '@quartet/core/errors'
 import type { ErrorCode } from '@quartet/core/errors'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { Principal } from '../domain/service.ts'
@@ -32,6 +32,7 @@ export const rpcErrorCodes: Partial<Record<ErrorCode, number>> = {
   subdomain_taken: -32013,
   key_limit_reached: -32014,
   conflict: -32015,
+  service_unavailable: -32016,
 }
 
 interface RpcError {
@@ -52,9 +53,7 @@ export function rpcError(err: unknown, requestId?: string): RpcError {
   const code =
     apiError.code === 'bad_request'
       ? RPC_INVALID_PARAMS
-      : apiError.status >= 500 && apiError.code !== 'provider_operation_failed'
-        ? RPC_INTERNAL_ERROR
-        : (rpcErrorCodes[apiError.code] ?? -32000)
+      : (rpcErrorCodes[apiError.code] ?? (apiError.status >= 500 ? RPC_INTERNAL_ERROR : -32000))
   return { ...rendered, code }
 }
 
@@ -68,6 +67,8 @@ const protocolError = (
   id,
   error: { code, message, ...(data === undefined ? {} : { data }) },
 })
+
+const requestIdOf = (req: Request) => (typeof req.id === 'string' ? req.id : undefined)
 
 const validId = (id: unknown): id is string | number | null =>
   id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
@@ -87,7 +88,7 @@ export function rpcRouter(
 
   router.post('/', async (req: Request, res: Response) => {
     const body = req.body as unknown
-    const requestId = typeof req.id === 'string' ? req.id : undefined
+    const requestId = requestIdOf(req)
     if (body === undefined || body === null || typeof body !== 'object') {
       res.json(
         protocolError(
@@ -122,60 +123,78 @@ export function rpcRouter(
     try {
       principal = await pipeline.authenticate(req.headers, req.ip)
     } catch (err) {
+      // Nothing in the request can be served: the HTTP status and headers (Retry-After) are the error's.
       const apiError = toApiError(err)
+      if (apiError.headers) res.set(apiError.headers)
       res.status(apiError.status).json({ jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) })
       return
     }
 
     const responses: RpcResponse[] = []
-    let retryAfter: string | undefined
+    const failures: ApiError[] = []
+    let served = false
     for (const call of calls) {
-      const response = await handleCall(call, principal, requestId)
-      if (
-        response?.error &&
-        (response.error.data as { error_code?: string } | undefined)?.error_code === 'rate_limit_exceeded'
-      ) {
-        const resetAt = (response.error.data as { details?: { reset_at?: string } }).details?.reset_at
-        if (resetAt) retryAfter = String(Math.max(1, Math.ceil((Date.parse(resetAt) - Date.now()) / 1000)))
-      }
+      const { response, failure } = await handleCall(call, principal, requestId)
+      if (failure) failures.push(failure)
+      else served = true
       if (response) responses.push(response)
     }
-    if (retryAfter) res.setHeader('Retry-After', retryAfter)
+    // Headers of the calls' errors (Retry-After of a rate limit or an outage) reach the HTTP
+    // answer; of two Retry-After values the later one, so a client that waits for it finds both gone.
+    for (const failure of failures)
+      for (const [name, value] of Object.entries(failure.headers ?? {})) {
+        const current = res.getHeader(name)
+        if (name.toLowerCase() !== 'retry-after' || current === undefined || Number(value) > Number(current))
+          res.setHeader(name, value)
+      }
+    // 503 for the HTTP request only when no call could be served; otherwise each call has its answer.
+    const unavailable = !served && failures.length > 0 && failures.every((f) => f.status === 503)
     if (responses.length === 0) {
-      res.status(204).end()
+      res.status(unavailable ? 503 : 204).end()
       return
     }
-    res.json(batch ? responses : responses[0])
+    res.status(unavailable ? 503 : 200).json(batch ? responses : responses[0])
   })
 
+  /** One call's answer (null for a notification), and the error it failed with. */
   async function handleCall(
     call: unknown,
     principal: Principal,
     requestId?: string,
-  ): Promise<RpcResponse | null> {
+  ): Promise<{ response: RpcResponse | null; failure?: ApiError }> {
     if (typeof call !== 'object' || call === null || Array.isArray(call))
-      return protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object')
+      return { response: protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object') }
     const c = call as Record<string, unknown>
     const isNotification = !('id' in c)
     const id = validId(c.id) ? c.id : null
     if (c.jsonrpc !== '2.0' || typeof c.method !== 'string' || (!isNotification && !validId(c.id)))
-      return protocolError(
-        RPC_INVALID_REQUEST,
-        'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
-        id,
-      )
+      return {
+        response: protocolError(
+          RPC_INVALID_REQUEST,
+          'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
+          id,
+        ),
+      }
     const op = byName.get(c.method)
     if (!op)
-      return isNotification ? null : protocolError(RPC_METHOD_NOT_FOUND, `method not found: ${c.method}`, id)
+      return {
+        response: isNotification
+          ? null
+          : protocolError(RPC_METHOD_NOT_FOUND, `method not found: ${c.method}`, id),
+      }
     const params = c.params
     try {
       await pipeline.spend(principal)
       if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
         throw new ApiError('bad_request', 'params must be an object of named parameters', { field: 'params' })
       const result = await pipeline.run(op, principal, params ?? {})
-      return isNotification ? null : { jsonrpc: '2.0', id, result }
+      return { response: isNotification ? null : { jsonrpc: '2.0', id, result } }
     } catch (err) {
-      return isNotification ? null : { jsonrpc: '2.0', id, error: rpcError(err, requestId) }
+      const failure = toApiError(err)
+      return {
+        response: isNotification ? null : { jsonrpc: '2.0', id, error: rpcError(failure, requestId) },
+        failure,
+      }
     }
   }
 
@@ -183,15 +202,20 @@ export function rpcRouter(
 }
 
 /**
- * Malformed JSON on the RPC endpoint is a JSON-RPC parse error, not the REST envelope. Mounted
- * before the router: express.json runs app-wide, so the error arrives as an error, not a request.
+ * Refusals of the body before the router sees it, in the JSON-RPC shape rather than the REST
+ * envelope (express.json and core's input checks run app-wide, so they arrive as errors, not
+ * requests): malformed JSON is the spec's -32700 parse error (HTTP 200, like every protocol
+ * error); anything else (a body over the limit, a charset we do not read, a string core's input
+ * rule refuses) is one error object with the error's HTTP status and headers.
  */
-export function rpcParseErrors(): ErrorRequestHandler {
-  return (err, _req, res, next) => {
+export function rpcBodyErrors(): ErrorRequestHandler {
+  return (err, req, res, _next) => {
     if ((err as { type?: unknown }).type === 'entity.parse.failed') {
       res.status(200).json(protocolError(RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'))
       return
     }
-    next(err)
+    const { error } = errorAnswer('rest', err, req)
+    if (error.headers) res.set(error.headers)
+    res.status(error.status).json({ jsonrpc: '2.0', id: null, error: rpcError(error, requestIdOf(req)) })
   }
 }

@@ -124,6 +124,32 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     expect(text.body.error.code).toBe(-32600)
   })
 
+  it('when the body is over BODY_LIMIT or in a charset we do not read, then one JSON-RPC error object with the HTTP status, not the REST envelope', async () => {
+    const { app } = buildApp(deps, { env: { BODY_LIMIT: '1kb' } })
+    const a = await createAccount(deps)
+    const big = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .send({ jsonrpc: '2.0', method: 'quota.get', params: { pad: 'x'.repeat(2000) }, id: 1 })
+      .expect(413)
+    expect(big.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, data: { error_code: 'payload_too_large', http_status: 413 } },
+    })
+    const latin = await request(app)
+      .post('/rpc')
+      .set(a.headers)
+      .set('Content-Type', 'application/json; charset=latin1')
+      .send('{}')
+      .expect(415)
+    expect(latin.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { data: { error_code: 'unsupported_media_type' } },
+    })
+  })
+
   it('when the batch is larger than 20, then one -32600 and nothing runs', async () => {
     const { app } = buildApp(deps)
     const a = await createAccount(deps)

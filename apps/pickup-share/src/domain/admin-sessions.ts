@@ -1,8 +1,7 @@
 import type { Clock } from '@quartet/core/clock'
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, DEPENDENCY_RETRY_AFTER_SECONDS } from '@quartet/core/errors'
 import { generateToken, hashToken, safeEqual, verifyPassword } from '@quartet/core/auth'
 import type { KeyValueStore } from '@quartet/core/kv'
-import type { TSettings } from './settings.ts'
 
 export const IDLE_TIMEOUT_MS = 30 * 60_000
 export const ABSOLUTE_TIMEOUT_MS = 12 * 3_600_000
@@ -23,7 +22,8 @@ const sessionKey = (id: string) => `session:${hashToken(id)}`
 /**
  * Admin login and sessions. The password is an scrypt hash (ADMIN_PASSWORD_HASH) or a plain value
  * (ADMIN_PASSWORD). Sessions live in kv under the SHA-256 of their id, so logout and expiry hold
- * on every replica: 30 minutes idle, 12 hours at most.
+ * on every replica: 30 minutes idle, 12 hours at most. Without kv there are no sessions: login,
+ * logout and every admin request answer 503 service_unavailable with Retry-After, at once.
  */
 export class AdminSessions {
   constructor(
@@ -32,23 +32,27 @@ export class AdminSessions {
     private readonly password: { hash?: string | undefined; plain?: string | undefined },
   ) {}
 
-  get enabled(): boolean {
-    return Boolean(this.password.hash || this.password.plain)
-  }
-
-  /** Counts the attempt against the IP's login budget; 429 once it is spent. */
-  async countAttempt(ip: string, s: TSettings): Promise<void> {
-    const key = `login:${ip}`
-    const n = await this.kv.incrWithTtl(key, 1, s.loginWindowSeconds * 1000)
-    if (n > s.loginAttemptsPerIp) {
-      const retryAfter = Math.max(1, Math.ceil(((await this.kv.ttlMs(key)) ?? 1000) / 1000))
+  /** A kv step of a session; a kv failure is the session store being unavailable (503). */
+  private async sessionStore<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step()
+    } catch (err) {
       throw new ApiError(
-        'rate_limit_exceeded',
-        'too many login attempts from this address',
-        { limit: s.loginAttemptsPerIp },
-        { headers: { 'Retry-After': String(retryAfter) } },
+        'service_unavailable',
+        'admin sessions are unavailable: the session store does not answer',
+        undefined,
+        { headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) }, cause: err },
       )
     }
+  }
+
+  /** 503 at once while the session store (kv) is unavailable: no login could start a session. */
+  async assertAvailable(): Promise<void> {
+    await this.sessionStore(() => this.kv.ping())
+  }
+
+  get enabled(): boolean {
+    return Boolean(this.password.hash || this.password.plain)
   }
 
   async checkPassword(password: string): Promise<boolean> {
@@ -59,11 +63,11 @@ export class AdminSessions {
 
   /** A new session; the old one (if any) is ended, so the id rotates at every login. */
   async start(previousId: string | undefined): Promise<{ id: string; session: AdminSession }> {
-    if (previousId) await this.kv.del(sessionKey(previousId))
+    if (previousId) await this.sessionStore(() => this.kv.del(sessionKey(previousId)))
     const id = generateToken('', 32)
     const now = this.clock.now().getTime()
     const data: SessionData = { createdAt: now, lastSeenAt: now }
-    await this.kv.set(sessionKey(id), JSON.stringify(data), IDLE_TIMEOUT_MS)
+    await this.sessionStore(() => this.kv.set(sessionKey(id), JSON.stringify(data), IDLE_TIMEOUT_MS))
     return { id, session: { label: hashToken(id).slice(0, 12), createdAt: new Date(now) } }
   }
 
@@ -71,21 +75,23 @@ export class AdminSessions {
   async resume(id: string | undefined): Promise<AdminSession | null> {
     if (!id) return null
     const key = sessionKey(id)
-    const raw = await this.kv.get(key)
+    const raw = await this.sessionStore(() => this.kv.get(key))
     if (!raw) return null
     const data = JSON.parse(raw) as SessionData
     const now = this.clock.now().getTime()
     const absoluteLeft = data.createdAt + ABSOLUTE_TIMEOUT_MS - now
     if (now - data.lastSeenAt >= IDLE_TIMEOUT_MS || absoluteLeft <= 0) {
-      await this.kv.del(key)
+      await this.sessionStore(() => this.kv.del(key))
       return null
     }
     data.lastSeenAt = now
-    await this.kv.set(key, JSON.stringify(data), Math.min(IDLE_TIMEOUT_MS, absoluteLeft))
+    await this.sessionStore(() =>
+      this.kv.set(key, JSON.stringify(data), Math.min(IDLE_TIMEOUT_MS, absoluteLeft)),
+    )
     return { label: hashToken(id).slice(0, 12), createdAt: new Date(data.createdAt) }
   }
 
   async end(id: string | undefined): Promise<void> {
-    if (id) await this.kv.del(sessionKey(id))
+    if (id) await this.sessionStore(() => this.kv.del(sessionKey(id)))
   }
 }

@@ -2,6 +2,7 @@ import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
 import type { ShareRepository } from '../store/share-repository.ts'
 import type { ShareService } from './shares.ts'
+import type { UploadReservations } from './upload-reservations.ts'
 import type { StorageRegistry } from './storage.ts'
 
 export interface CleanupResult {
@@ -19,6 +20,7 @@ export class Cleanup {
     private readonly d: {
       shares: ShareRepository
       service: ShareService
+      reservations: UploadReservations
       storage: StorageRegistry
       clock: Clock
       logger: Logger
@@ -63,7 +65,7 @@ export class Cleanup {
         }
       }
     }
-    await this.d.shares.deleteStaleIssuedUploads(cutoff)
+    await this.d.reservations.releaseStale(cutoff)
     return result
   }
 
@@ -73,9 +75,11 @@ export class Cleanup {
     return issued !== undefined && issued.shareId === null && issued.createdAt <= cutoff
   }
 
-  async sweep(): Promise<{ endedShares: number } & CleanupResult> {
+  async sweep(): Promise<{ endedShares: number; unusedPermissions: number } & CleanupResult> {
     const endedShares = await this.removeEndedShares()
+    const unusedPermissions = await this.d.reservations.releaseUnused()
     const orphans = await this.removeOrphans()
-    return { endedShares, ...orphans }
+    await this.d.reservations.repairAllowances()
+    return { endedShares, unusedPermissions, ...orphans }
   }
 }

@@ -45,6 +45,19 @@ export function downloadName(name: string): string {
   return name.replace(BIDI, '').replace(CONTROL, '') || 'download'
 }
 
+/**
+ * The plain-ASCII `filename` sent beside `filename*` for clients that ignore RFC 8187: accents
+ * dropped (café → cafe), any other non-ASCII character as `_`, and no `%`, which some clients
+ * would percent-decode.
+ */
+export function asciiFallbackName(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\x20-\x7e]/gu, '_')
+    .replace(/%/g, '_')
+}
+
 const INLINE_SAFE = new Set([
   'application/pdf',
   'application/zip',

@@ -1,45 +1,143 @@
-import type { KeyValueStore } from '@quartet/core/kv'
-import { ApiError } from '@quartet/core/errors'
+import type { Clock } from '@quartet/core/clock'
+import type { Logger } from '@quartet/core/log'
 import type { TSettings } from './settings.ts'
+import { type CounterHit, limitExceeded, type WindowCounters } from './window-counters.ts'
+
+/** What the guard reports, for metrics and alerts (see http/metrics.ts). */
+export interface GuessObserver {
+  /** A code check found nothing (a wrong or dead code, or a path not in the share). */
+  failure?(): void
+  /** A code check refused before looking: the address's budget is spent, or no throttle slot. */
+  refused?(reason: 'address' | 'throttle'): void
+  /** A code check let through by the global throttle (the global budget is spent). */
+  throttled?(): void
+  /** The global budget is spent until `untilMs` (epoch ms): checks go through the throttle. */
+  throttleActive?(untilMs: number): void
+}
+
+/** A code check that was let through; its failures are given back when the code was right. */
+export interface GuessTicket {
+  addressKey: string
+  addressHit: CounterHit
+  globalHit: CounterHit
+  windowMs: number
+}
+
+const GLOBAL_KEY = 'guess:all'
+const THROTTLE_KEY = 'guess:throttle'
+const THROTTLE_WINDOW_MS = 60_000
 
 /**
- * Against guessing pickup codes: failed takes (and downloads naming an unknown code or path) are
- * counted per client IP and for everyone together, in kv so every replica sees the same counts.
- * Once a window's budget is spent, every take from that IP (right or wrong) gets 429.
+ * Against guessing pickup codes (README "Guessing"). Every check of a typed code spends one
+ * failure of the client's address (IPv6 by its /64) and one of everyone's together *before* the
+ * code is looked up, so parallel requests cannot overshoot a budget; a right code gives both
+ * back, so only wrong codes spend them.
+ *
+ * - Past its own budget an address gets 429 for every code, right or wrong, until its window
+ *   ends (else a right answer would still tell it which guess hit).
+ * - Past the global budget nobody is refused outright: code checks go through a global throttle
+ *   of `guessThrottlePerMinute`, the alert is raised, and a check without a slot gets 429 with
+ *   the seconds until the next one. A right code needs a slot too: the server cannot tell a
+ *   right guess from a right code before it looks, and looking without bound is what an
+ *   attacker with many addresses wants. The pickup link's token never comes here at all.
  */
 export class GuessGuard {
-  constructor(private readonly kv: KeyValueStore) {}
+  private readonly observers = new Set<GuessObserver>()
+  private throttleLoggedUntil = 0
 
-  async check(ip: string, s: TSettings): Promise<void> {
-    await this.refuseIfSpent(
-      `guess:ip:${ip}`,
-      s.takeFailuresPerIp,
-      'too many failed pickup attempts from this address',
-    )
-    await this.refuseIfSpent(
-      'guess:all',
-      s.takeFailuresGlobal,
-      'too many failed pickup attempts; try again later',
-    )
+  constructor(
+    private readonly counters: WindowCounters,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  observe(observer: GuessObserver): () => void {
+    this.observers.add(observer)
+    return () => this.observers.delete(observer)
   }
 
-  async fail(ip: string, s: TSettings): Promise<void> {
-    const ttl = s.takeFailureWindowSeconds * 1000
+  /** Before a code is looked up: spends the failures in advance, or refuses with 429. */
+  async admit(address: string, s: TSettings): Promise<GuessTicket> {
+    const windowMs = s.takeFailureWindowSeconds * 1000
+    const addressKey = `guess:ip:${address}`
+    const [addressHit, globalHit] = await Promise.all([
+      this.counters.hit(addressKey, windowMs),
+      this.counters.hit(GLOBAL_KEY, windowMs),
+    ])
+    if (addressHit.count > s.takeFailuresPerIp) {
+      // Refused before looking: this request is no failure of everyone's.
+      await this.counters.undo(GLOBAL_KEY, globalHit, windowMs)
+      this.emit((o) => o.refused?.('address'))
+      throw limitExceeded('too many failed pickup attempts from this address', addressHit.ttlMs, {
+        reason: 'address',
+        limit: s.takeFailuresPerIp,
+      })
+    }
+    if (globalHit.count > s.takeFailuresGlobal) {
+      const until = this.clock.now().getTime() + globalHit.ttlMs
+      this.emit((o) => o.throttleActive?.(until))
+      if (until > this.throttleLoggedUntil) {
+        this.throttleLoggedUntil = until
+        this.logger.warn(
+          { failures: globalHit.count, budget: s.takeFailuresGlobal, until: new Date(until).toISOString() },
+          'pickup code guessing: the global failure budget is spent, code checks are throttled',
+        )
+      }
+      const slot = await this.counters.hit(THROTTLE_KEY, THROTTLE_WINDOW_MS)
+      if (slot.count > s.guessThrottlePerMinute) {
+        // Not looked at: the address keeps its budget for when a slot is free.
+        await this.counters.undo(addressKey, addressHit, windowMs)
+        this.emit((o) => o.refused?.('throttle'))
+        throw limitExceeded(
+          'many wrong pickup codes are being tried right now, so codes are checked slowly; try again shortly (the pickup link always works)',
+          slot.ttlMs,
+          { reason: 'throttle', limit: s.guessThrottlePerMinute },
+        )
+      }
+      this.emit((o) => o.throttled?.())
+    }
+    return { addressKey, addressHit, globalHit, windowMs }
+  }
+
+  /** The code was right: its failures are given back. */
+  async succeeded(ticket: GuessTicket): Promise<void> {
     await Promise.all([
-      this.kv.incrWithTtl(`guess:ip:${ip}`, 1, ttl),
-      this.kv.incrWithTtl('guess:all', 1, ttl),
+      this.counters.undo(ticket.addressKey, ticket.addressHit, ticket.windowMs),
+      this.counters.undo(GLOBAL_KEY, ticket.globalHit, ticket.windowMs),
     ])
   }
 
-  private async refuseIfSpent(key: string, limit: number, message: string): Promise<void> {
-    const used = Number((await this.kv.get(key)) ?? 0)
-    if (used < limit) return
-    const retryAfter = Math.max(1, Math.ceil(((await this.kv.ttlMs(key)) ?? 1000) / 1000))
-    throw new ApiError(
-      'rate_limit_exceeded',
-      message,
-      { limit },
-      { headers: { 'Retry-After': String(retryAfter) } },
-    )
+  /** The code was wrong: the failures stay spent. */
+  failed(_ticket: GuessTicket): void {
+    this.emit((o) => o.failure?.())
   }
+
+  private emit(call: (o: GuessObserver) => void): void {
+    for (const o of this.observers) {
+      try {
+        call(o)
+      } catch (err) {
+        this.logger.warn({ err }, 'guess observer failed')
+      }
+    }
+  }
+}
+
+const YEAR_SECONDS = 365 * 86_400
+
+/**
+ * The most successful guesses a year an attacker with any number of addresses can expect against
+ * `liveShares` live shares: every check the global budget and throttle allow, each hitting a live
+ * code with probability liveShares / 10^codeLength (README "Guessing pickup codes").
+ */
+export function expectedGuessHitsPerYear(
+  s: Pick<
+    TSettings,
+    'takeFailuresGlobal' | 'guessThrottlePerMinute' | 'takeFailureWindowSeconds' | 'codeLength'
+  >,
+  liveShares: number,
+): number {
+  const checksPerWindow = s.takeFailuresGlobal + (s.guessThrottlePerMinute * s.takeFailureWindowSeconds) / 60
+  const checksPerYear = checksPerWindow * (YEAR_SECONDS / s.takeFailureWindowSeconds)
+  return (checksPerYear * liveShares) / 10 ** s.codeLength
 }

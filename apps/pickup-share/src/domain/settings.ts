@@ -12,15 +12,25 @@ export const ZSettings = z
     defaultMaxDownloads: int(1, 1_000_000).default(10),
     maxDownloadsCap: int(1, 1_000_000).default(100),
     maxFileSizeBytes: int(1, Number.MAX_SAFE_INTEGER).default(1_048_576_000),
-    codeLength: int(6, 12).default(8),
+    /** Digits of new pickup codes (README "Guessing" has the arithmetic behind 12). */
+    codeLength: int(6, 12).default(12),
     unlimitedEnabled: z.boolean().default(false),
-    /** Failed takes (and downloads with an unknown code) allowed per client IP per window. */
+    /** Failed code checks (takes, downloads) allowed per client address (IPv6: its /64) per window. */
     takeFailuresPerIp: int(1, 1_000_000).default(10),
-    /** Failed takes allowed from everyone together per window (against distributed guessing). */
-    takeFailuresGlobal: int(1, 100_000_000).default(1000),
+    /** Failed code checks of everyone together per window; past it, checks are throttled. */
+    takeFailuresGlobal: int(1, 100_000_000).default(600),
     takeFailureWindowSeconds: int(1, 86_400).default(600),
+    /** Code checks per minute for everyone together while the global budget is spent. */
+    guessThrottlePerMinute: int(1, 100_000).default(30),
+    /** Failed admin logins per client address (IPv6: its /64) per window. */
     loginAttemptsPerIp: int(1, 1000).default(5),
     loginWindowSeconds: int(1, 86_400).default(900),
+    /** Failed logins of one account per window before its logins back off. */
+    loginFailuresPerAccount: int(1, 100_000).default(20),
+    /** Failed logins of all accounts together per window before every login backs off. */
+    loginFailuresGlobal: int(1, 1_000_000).default(100),
+    /** The longest wait between two checked logins while backing off. */
+    loginBackoffMaxSeconds: int(1, 86_400).default(60),
   })
   .strict()
   .superRefine((s, ctx) => {

@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto'
+import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
@@ -12,6 +12,7 @@ import type { GuessGuard } from './guess-guard.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
+import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
 export interface ShareServiceDeps {
@@ -22,6 +23,7 @@ export interface ShareServiceDeps {
   authCodes: AuthCodes
   gate: DownloadGate
   guard: GuessGuard
+  reservations: UploadReservations
   tokens: UploadTokens
   clock: Clock
   logger: Logger
@@ -37,6 +39,8 @@ export interface UploadRequest {
   limitSize?: boolean | undefined
   authCode?: string | undefined
   clientIp: string | null
+  /** The client as limits count it (addressKey). */
+  clientKey: string
 }
 
 export interface UploadGrant {
@@ -104,12 +108,14 @@ export class ShareService {
         maximumSizeInBytes: s.maxFileSizeBytes,
       })
     }
-    // Picks an enabled instance with room and reserves the declared size there (atomic).
-    const driver = await this.d.instances.reserve(req.store, req.size)
+    // The permission limits, then an enabled instance with room: the declared size is reserved
+    // there and in the client's and everyone's allowance (each atomic).
+    const driver = await this.d.reservations.reserve(req.store, req.size, req.clientKey)
+    const abandon = () => this.d.reservations.abandon(driver, req.size, req.clientKey)
     const cap = driver.maxObjectBytes
     if (cap !== undefined) {
       if (req.size > cap) {
-        await this.d.instances.release(driver.instance, req.size)
+        await abandon()
         throw new ApiError('file_too_large', `the ${driver.kind} store takes files of at most ${cap} bytes`, {
           maximumSizeInBytes: cap,
         })
@@ -128,23 +134,29 @@ export class ShareService {
         allowOverwrite: false,
       })
     } catch (err) {
-      await this.d.instances.release(driver.instance, req.size)
+      await abandon()
       throw err
     }
-    // The permission row carries the reservation from here on (cleanup releases it).
-    await this.d.shares.recordIssuedUpload({
-      id: randomUUID(),
-      store: driver.kind,
-      storeInstance: driver.instance,
-      pathname,
-      name: req.name,
-      size: req.size,
-      type: req.type,
-      maxBytes,
-      authCodeId,
-      clientIp: req.clientIp,
-      createdAt: this.d.clock.now(),
-    })
+    // The permission row carries the reservation from here on (UploadReservations releases it).
+    try {
+      await this.d.shares.recordIssuedUpload({
+        id: randomUUID(),
+        store: driver.kind,
+        storeInstance: driver.instance,
+        pathname,
+        name: req.name,
+        size: req.size,
+        type: req.type,
+        maxBytes,
+        authCodeId,
+        clientIp: req.clientIp,
+        clientKey: req.clientKey,
+        createdAt: this.d.clock.now(),
+      })
+    } catch (err) {
+      await abandon()
+      throw err
+    }
     return {
       store: driver.kind,
       pathname,
@@ -170,14 +182,31 @@ export class ShareService {
       throw new ApiError('upload_token_invalid', 'the upload token is not valid')
     if (claims.maxBytes !== null && declaredLength !== null && declaredLength > claims.maxBytes)
       throw new ApiError('file_too_large', `the upload exceeds the limit of ${claims.maxBytes} bytes`)
-    const { size } = await driver.put(claims.pathname, body, {
-      maxBytes: claims.maxBytes,
-      allowOverwrite: claims.allowOverwrite,
-    })
-    return { pathname: claims.pathname, size }
+    // From here the permission is in use: its reservation is not given back at expiry.
+    const started = this.d.clock.now()
+    if (!(await this.d.shares.markUploadStarted(claims.instance, claims.pathname, started)))
+      throw new ApiError(
+        'upload_token_expired',
+        'the upload permission is no longer valid; ask for a new one',
+      )
+    try {
+      const { size } = await driver.put(claims.pathname, body, {
+        maxBytes: claims.maxBytes,
+        allowOverwrite: claims.allowOverwrite,
+      })
+      return { pathname: claims.pathname, size }
+    } catch (err) {
+      // Nothing was stored (or it belongs to an earlier upload): unused again, unless stored.
+      await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
+      throw err
+    }
   }
 
-  async createShare(req: ShareRequest): Promise<{ code: string; share: ShareRecord }> {
+  /**
+   * Creates a share: its pickup code (typed, guarded against guessing) and its link token (128
+   * random bits for the pickup link, never limited; only its hash is kept, so it is shown once).
+   */
+  async createShare(req: ShareRequest): Promise<{ code: string; token: string; share: ShareRecord }> {
     const s = await this.d.settings.get()
     const now = this.d.clock.now()
     const expireDays = req.expireDays ?? s.defaultExpireDays
@@ -230,6 +259,7 @@ export class ShareService {
         store: driver.kind,
         storeInstance: driver.instance,
         issuedUploadId: issued.id,
+        clientKey: issued.clientKey,
         reserved: issued.size,
         real: info.size,
       })
@@ -237,10 +267,12 @@ export class ShareService {
 
     const expiresAt = new Date(now.getTime() + expireDays * DAY_MS)
     const id = randomUUID()
+    const token = linkToken()
     const result = await this.d.shares.create(
       {
         id,
         code: pickupCode(s.codeLength),
+        linkTokenHash: hashOf(token),
         maxDownloads,
         limitSize: req.limitSize ?? false,
         createdAt: now,
@@ -255,53 +287,97 @@ export class ShareService {
       throw new ApiError('upload_already_shared', 'a file of this share is already part of another share')
     }
     // The reservations become used bytes of the real size.
-    for (const f of files) await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
+    for (const f of files) {
+      await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
+      await this.d.reservations.shared({
+        storeInstance: f.storeInstance,
+        size: f.reserved,
+        clientKey: f.clientKey,
+      })
+    }
     if (maxDownloads !== null) await this.d.gate.seed(id, maxDownloads, expiresAt)
-    return { code: result.share.code, share: result.share }
+    return { code: result.share.code, token, share: result.share }
   }
 
-  async take(code: string, ip: string): Promise<{ manifest: Manifest; remaining: number | null }> {
-    const s = await this.d.settings.get()
-    await this.d.guard.check(ip, s)
-    const share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+  /**
+   * A typed code, checked under the guessing limits (GuessGuard): the share, or 404 counted as a
+   * failure of the address and of everyone.
+   */
+  private async checkCode(code: string, address: string, s: TSettings): Promise<ShareRecord> {
+    const ticket = await this.d.guard.admit(address, s)
+    let share: ShareRecord | null
+    try {
+      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    } catch (err) {
+      await this.d.guard.succeeded(ticket) // not looked at: no failure
+      throw err
+    }
     if (!share || share.remaining === 0) {
-      await this.d.guard.fail(ip, s)
-      throw new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+      this.d.guard.failed(ticket)
+      throw shareNotFound()
     }
-    return {
-      manifest: {
-        code: share.code,
-        files: share.files.map((f) => ({ name: f.name, size: f.size, type: f.type, path: f.pathname })),
-        createdAt: share.createdAt,
-        expiresAt: share.expiresAt,
-      },
-      remaining: share.remaining,
-    }
+    await this.d.guard.succeeded(ticket)
+    return share
   }
 
-  async openDownload(code: string, path: string, ip: string): Promise<OpenDownload> {
+  async take(code: string, address: string): Promise<{ manifest: Manifest; remaining: number | null }> {
+    const share = await this.checkCode(code, address, await this.d.settings.get())
+    return takeAnswer(share)
+  }
+
+  /**
+   * The pickup link: its token is 128 random bits, so it is not guessable and never goes through
+   * the guessing limits; a flood of wrong codes cannot keep its receiver out.
+   */
+  async takeByLink(token: string): Promise<{ manifest: Manifest; remaining: number | null }> {
+    return takeAnswer(await this.shareOfLink(token))
+  }
+
+  async openDownloadByLink(token: string, path: string): Promise<OpenDownload> {
+    const share = await this.shareOfLink(token)
+    const file = share.files.find((f) => f.pathname === path)
+    if (!file) throw new ApiError('file_not_found', 'no such file in this share')
+    return this.streamFile(share, file)
+  }
+
+  private async shareOfLink(token: string): Promise<ShareRecord> {
+    const share = await this.d.shares.findLiveByLinkToken(hashOf(token), this.d.clock.now())
+    if (!share || share.remaining === 0) throw shareNotFound()
+    return share
+  }
+
+  async openDownload(code: string, path: string, address: string): Promise<OpenDownload> {
     const s = await this.d.settings.get()
-    await this.d.guard.check(ip, s)
-    const share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    const ticket = await this.d.guard.admit(address, s)
+    let share: ShareRecord | null
+    try {
+      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+    } catch (err) {
+      await this.d.guard.succeeded(ticket)
+      throw err
+    }
     const file = share?.files.find((f) => f.pathname === path)
     if (!share || !file) {
-      await this.d.guard.fail(ip, s)
-      throw new ApiError(
-        share ? 'file_not_found' : 'share_not_found',
-        share ? 'no such file in this share' : 'no share with this pickup code (unknown, expired or used up)',
-      )
+      // A wrong path counts too: with a right code it would tell a guesser the code exists.
+      this.d.guard.failed(ticket)
+      throw share ? new ApiError('file_not_found', 'no such file in this share') : shareNotFound()
     }
+    await this.d.guard.succeeded(ticket)
+    return this.streamFile(share, file)
+  }
+
+  private async streamFile(share: ShareRecord, file: ShareRecord['files'][number]): Promise<OpenDownload> {
     const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
-    const counted = share.maxDownloads !== null
-    if (counted && (await this.d.gate.reserve(share.id, share.expiresAt)) === null)
-      throw new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+    const reservation =
+      share.maxDownloads === null ? null : await this.d.gate.reserve(share.id, share.expiresAt)
+    if (share.maxDownloads !== null && reservation === null) throw shareNotFound()
     let opened: { stream: Readable; size: number }
     try {
       opened = await driver.openRead(file.pathname)
     } catch (err) {
-      if (counted) await this.d.gate.refund(share.id)
+      if (reservation) await this.d.gate.refund(share.id, reservation)
       if (err instanceof ApiError) throw err
       throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
         cause: err,
@@ -314,9 +390,9 @@ export class ShareService {
       size: opened.size,
       stream: opened.stream,
       done: async () => {
-        if (finished || !counted) return
+        if (finished || !reservation) return
         finished = true
-        if (await this.d.gate.finish(share.id)) await this.removeShare(share.id)
+        if (await this.d.gate.finish(share.id, reservation)) await this.removeShare(share.id)
       },
     }
   }
@@ -346,6 +422,26 @@ export class ShareService {
     await this.removeShare(share.id)
     return share
   }
+}
+
+const shareNotFound = () =>
+  new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+
+function takeAnswer(share: ShareRecord): { manifest: Manifest; remaining: number | null } {
+  return {
+    manifest: {
+      code: share.code,
+      files: share.files.map((f) => ({ name: f.name, size: f.size, type: f.type, path: f.pathname })),
+      createdAt: share.createdAt,
+      expiresAt: share.expiresAt,
+    },
+    remaining: share.remaining,
+  }
+}
+
+/** The token of a pickup link: 128 bits from a CSPRNG, base64url (22 characters). */
+export function linkToken(): string {
+  return randomBytes(16).toString('base64url')
 }
 
 /** Digits from a CSPRNG (no modulo bias: randomInt rejects out-of-range draws). */

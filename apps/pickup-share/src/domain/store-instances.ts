@@ -57,6 +57,8 @@ export class StoreInstances {
       logger: Logger
       /** Deletes a share and its files (forced instance delete). */
       removeShare: (shareId: string) => Promise<unknown>
+      /** Gives back the client allowances of permissions deleted with an instance. */
+      releasedWithInstance?: (rows: Array<{ clientKey: string | null; size: number }>) => Promise<void>
     },
   ) {
     this.builtinIds = new Set(d.storage.all().map((driver) => driver.instance))
@@ -261,7 +263,7 @@ export class StoreInstances {
     const left = await this.d.repo.shareIdsUsing(row.id)
     if (left.length > 0)
       throw new ApiError('store_in_use', `${left.length} share(s) were added meanwhile; try again`)
-    await this.d.repo.deletePendingUploads(row.id)
+    await this.d.releasedWithInstance?.(await this.d.repo.deletePendingUploads(row.id))
     await this.d.repo.delete(row.id)
     this.d.storage.remove(row.id)
     return { deletedShares: shareIds.length, instance: this.view(row) }

@@ -5,7 +5,7 @@ import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { ABSOLUTE_TIMEOUT_MS, type AdminSession } from '../domain/admin-sessions.ts'
 import { ZSettings, ZSettingsPatch } from '../domain/settings.ts'
-import { clientIp, type Services } from './services.ts'
+import { clientIp, clientKey, type Services } from './services.ts'
 
 /** The admin session cookie (the product abbreviation: Quartet Pickup Share). */
 export const SESSION_COOKIE = 'qps_session'
@@ -15,7 +15,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 function cookieValue(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim())
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      // A value that is not valid percent-encoding is no session of ours (never a 500).
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim())
+      } catch {
+        return undefined
+      }
+    }
   }
   return undefined
 }
@@ -138,7 +145,10 @@ export const adminOperations: OperationDoc[] = [
       200: { description: 'logged in', schema: z.object({ ok: z.literal(true), expiresAt: z.string() }) },
       401: { description: 'wrong password' },
       403: { description: 'CSRF check failed' },
-      429: { description: 'too many attempts' },
+      429: {
+        description:
+          'too many failed logins from this address, or for the account or everyone (backoff); Retry-After',
+      },
     },
   },
   adminOperation({
@@ -255,11 +265,21 @@ export function registerAdmin(app: Express, s: Services): void {
     const { body } = inputOf(loginSchemas, req)
     if (!s.sessions.enabled)
       throw new ApiError('admin_disabled', 'no admin password is configured (ADMIN_PASSWORD_HASH)')
-    await s.sessions.countAttempt(clientIp(req), await s.settings.get())
-    if (!(await s.sessions.checkPassword(body.password))) {
+    await s.sessions.assertAvailable()
+    const ticket = await s.loginGuard.admit(clientKey(req, s), await s.settings.get())
+    let right: boolean
+    try {
+      right = await s.sessions.checkPassword(body.password)
+    } catch (err) {
+      await s.loginGuard.abandon(ticket)
+      throw err
+    }
+    if (!right) {
+      s.loginGuard.failed(ticket)
       await audit(req, res, 'admin.login_failed', null)
       throw new ApiError('invalid_password', 'wrong password')
     }
+    await s.loginGuard.succeeded(ticket)
     const { id, session } = await s.sessions.start(cookieValue(req, SESSION_COOKIE))
     res.locals.adminSession = session
     setSessionCookie(req, res, id, ABSOLUTE_TIMEOUT_MS)

@@ -1,6 +1,9 @@
 import type { Logger } from '@quartet/core/log'
+import { addressKey } from '@quartet/core/rate-limit'
 import type { AdminSessions } from '../domain/admin-sessions.ts'
 import type { AuthCodes } from '../domain/auth-codes.ts'
+import type { GuessGuard } from '../domain/guess-guard.ts'
+import type { LoginGuard } from '../domain/login-guard.ts'
 import type { Cleanup } from '../domain/cleanup.ts'
 import type { SettingsService } from '../domain/settings.ts'
 import type { ShareService } from '../domain/shares.ts'
@@ -15,6 +18,8 @@ export interface Services {
   authCodes: AuthCodes
   settings: SettingsService
   sessions: AdminSessions
+  /** Failure budgets and backoff of admin logins. */
+  loginGuard: LoginGuard
   audit: AuditRepository
   storage: StorageRegistry
   /** Storage instances with quotas (admin /api/admin/stores). */
@@ -22,6 +27,15 @@ export interface Services {
   logger: Logger
   /** Origins accepted on state-changing admin requests; empty: the request's own origin. */
   adminAllowedOrigins: string[]
+  /** The guessing limiter (metrics observe it). */
+  guard: GuessGuard
+  /** Leading bits that name one IPv6 client in limits (RATE_LIMIT_IPV6_PREFIX). */
+  ipv6Prefix: number
 }
 
+/** The client's address as express resolved it with `trust proxy`: logged and audited as it is. */
 export const clientIp = (req: { ip?: string | undefined }): string => req.ip ?? 'unknown'
+
+/** The client as every per-address limit counts it: an IPv4 address, or an IPv6 one by its /64. */
+export const clientKey = (req: { ip?: string | undefined }, s: Pick<Services, 'ipv6Prefix'>): string =>
+  addressKey(req.ip, s.ipv6Prefix)

@@ -1,15 +1,28 @@
 import { pipeline } from 'node:stream/promises'
-import contentDisposition from 'content-disposition'
+import { create as contentDisposition } from 'content-disposition'
 import type { Express } from 'express'
 import { ApiError } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
-import { downloadName, safeContentType, ZFileName, ZMediaType } from '../domain/filenames.ts'
-import { clientIp, type Services } from './services.ts'
+import {
+  asciiFallbackName,
+  downloadName,
+  safeContentType,
+  ZFileName,
+  ZMediaType,
+} from '../domain/filenames.ts'
+import { clientKey, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
 const ZPickupCode = z.string().regex(/^\d{6,12}$/, 'must be 6 to 12 digits')
+/** The pickup link's token (base64url of 128 random bits), from the link's fragment. */
+const ZLinkToken = z.string().regex(/^[A-Za-z0-9_-]{22,64}$/, 'must be the token of a pickup link')
+
+/** Either the typed code (guessing limits apply) or the link's token (never limited), not both. */
+const eitherCodeOrToken = (v: { code?: string | undefined; token?: string | undefined }) =>
+  (v.code === undefined) !== (v.token === undefined)
+const EITHER_MESSAGE = 'give either code (the pickup code) or token (from the pickup link), not both'
 const ZPathname = z.string().min(1).max(1024)
 
 export const ZShareFile = z
@@ -33,7 +46,10 @@ export const ZCreateShare = z
   .strict()
 export type TCreateShare = z.infer<typeof ZCreateShare>
 
-export const ZTake = z.object({ code: ZPickupCode }).strict()
+export const ZTake = z
+  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional() })
+  .strict()
+  .refine(eitherCodeOrToken, EITHER_MESSAGE)
 
 export const ZManifest = z.object({
   code: z.string(),
@@ -43,7 +59,18 @@ export const ZManifest = z.object({
 })
 export const ZTakeResponse = z.object({ manifest: ZManifest, remaining: z.number().int().nullable() })
 
-export const ZDownloadQuery = z.object({ code: ZPickupCode, path: ZPathname }).strict()
+export const ZDownloadQuery = z
+  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional(), path: ZPathname })
+  .strict()
+  .refine(eitherCodeOrToken, EITHER_MESSAGE)
+
+export const ZCreateShareResponse = z.object({
+  code: z.string(),
+  /** The pickup link's token: shown once (only its hash is kept). */
+  token: z.string(),
+  /** `<origin>/pickup#<token>`: the token stays in the fragment, which browsers never send. */
+  link: z.string(),
+})
 
 const shareSchemas = { body: ZCreateShare }
 const takeSchemas = { body: ZTake }
@@ -58,7 +85,10 @@ export const shareOperations: OperationDoc[] = [
     tags: ['public'],
     request: shareSchemas,
     responses: {
-      200: { description: 'the pickup code', schema: z.object({ code: z.string() }) },
+      200: {
+        description: 'the pickup code, and the pickup link with its token (shown once)',
+        schema: ZCreateShareResponse,
+      },
       400: { description: 'invalid request, file not issued here, missing upload or size mismatch' },
       403: {
         description: 'unlimited requested without a usable authorization code, or unlimited mode is off',
@@ -71,7 +101,8 @@ export const shareOperations: OperationDoc[] = [
     method: 'post',
     path: '/api/take',
     operationId: 'take',
-    summary: 'Exchange a pickup code for the file list and remaining downloads',
+    summary:
+      'Exchange a pickup code (guessing limits apply) or a pickup link token (never limited) for the file list and remaining downloads',
     tags: ['public'],
     request: takeSchemas,
     responses: {
@@ -84,7 +115,7 @@ export const shareOperations: OperationDoc[] = [
     method: 'get',
     path: '/api/download',
     operationId: 'download',
-    summary: 'Download one file of a share (counts one download)',
+    summary: 'Download one file of a share by its code or link token (counts one download)',
     tags: ['public'],
     request: downloadSchemas,
     responses: {
@@ -102,13 +133,17 @@ export const shareOperations: OperationDoc[] = [
 export function registerShare(app: Express, s: Services): void {
   app.post('/api/share', validate(shareSchemas), async (req, res) => {
     const { body } = inputOf(shareSchemas, req)
-    const { code } = await s.shares.createShare(body)
-    res.set('Cache-Control', 'no-store').json({ code })
+    const { code, token } = await s.shares.createShare(body)
+    const link = `${req.protocol}://${req.get('host')}/pickup#${token}`
+    res.set('Cache-Control', 'no-store').json({ code, token, link })
   })
 
   app.post('/api/take', validate(takeSchemas), async (req, res) => {
     const { body } = inputOf(takeSchemas, req)
-    const { manifest, remaining } = await s.shares.take(body.code, clientIp(req))
+    const { manifest, remaining } =
+      body.token !== undefined
+        ? await s.shares.takeByLink(body.token)
+        : await s.shares.take(body.code!, clientKey(req, s))
     res.set('Cache-Control', 'no-store').json({
       manifest: {
         ...manifest,
@@ -127,14 +162,17 @@ export function registerShare(app: Express, s: Services): void {
 
   app.get('/api/download', validate(downloadSchemas), async (req, res) => {
     const { query } = inputOf(downloadSchemas, req)
-    const download = await s.shares.openDownload(query.code, query.path, clientIp(req))
+    const download =
+      query.token !== undefined
+        ? await s.shares.openDownloadByLink(query.token, query.path)
+        : await s.shares.openDownload(query.code!, query.path, clientKey(req, s))
     res.on('close', () => {
       download.done().catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
     })
     res.status(200).set({
       'Content-Type': safeContentType(download.type),
       'Content-Length': String(download.size),
-      'Content-Disposition': contentDisposition(downloadName(download.name), { type: 'attachment' }),
+      'Content-Disposition': attachmentHeader(download.name),
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store',
     })
@@ -146,4 +184,10 @@ export function registerShare(app: Express, s: Services): void {
       res.destroy()
     }
   })
+}
+
+/** RFC 6266: an ASCII `filename` for every client, plus `filename*` (UTF-8) when the name needs it. */
+export function attachmentHeader(name: string): string {
+  const shown = downloadName(name)
+  return contentDisposition(shown, { type: 'attachment', fallback: asciiFallbackName(shown) })
 }

@@ -5,7 +5,7 @@ import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
 import { STORE_KINDS } from '../domain/storage.ts'
-import { clientIp, type Services } from './services.ts'
+import { clientIp, clientKey, type Services } from './services.ts'
 
 export const ZStoreKind = z.enum(STORE_KINDS)
 
@@ -52,6 +52,11 @@ export const uploadOperations: OperationDoc[] = [
       400: { description: 'invalid name, size or type, or the store is not enabled' },
       403: { description: 'unlimited size requested without a usable authorization code' },
       413: { description: 'declared size above maxFileSizeBytes' },
+      429: {
+        description:
+          'too many permissions (per address or everyone), or too many bytes held by permissions not shared yet (details.reason); Retry-After',
+      },
+      507: { description: 'no storage instance of the kind has room (store_full)' },
     },
   },
   {
@@ -88,7 +93,11 @@ export const uploadOperations: OperationDoc[] = [
 export function registerUpload(app: Express, s: Services): void {
   app.post('/api/upload', validate(uploadSchemas), async (req, res) => {
     const { body } = inputOf(uploadSchemas, req)
-    const grant = await s.shares.requestUpload({ ...body, clientIp: clientIp(req) })
+    const grant = await s.shares.requestUpload({
+      ...body,
+      clientIp: clientIp(req),
+      clientKey: clientKey(req, s),
+    })
     res.set('Cache-Control', 'no-store').json({ ...grant, expiresAt: grant.expiresAt.toISOString() })
   })
 

@@ -33,13 +33,16 @@ export interface MirrorSelectorOptions {
  * templates (raw.githubusercontent.com, jsDelivr's /gh/ paths, …): URLs are only ever built from
  * them, with every value URL-encoded, so no client can make the server contact another host.
  * The ranking (3 rounds of small HEAD probes, 2 s timeout each, the minimum kept) is cached in kv
- * with a TTL, so replicas share it and the probes run once per TTL.
+ * with a TTL, so replicas share it and the probes run once per TTL. While kv is unavailable each
+ * process keeps its own ranking for the same TTL, so downloads neither fail nor probe every time.
  */
 export class MirrorSelector {
   readonly templates: string[]
   private readonly timeoutMs: number
   private readonly rounds: number
   private probing = new Map<string, Promise<MirrorRanking>>()
+  /** Rankings of this process, used while kv cannot be read or written. */
+  private readonly local = new Map<string, { ranking: MirrorRanking; until: number }>()
 
   constructor(private readonly options: MirrorSelectorOptions) {
     this.templates = options.templates
@@ -69,14 +72,24 @@ export class MirrorSelector {
   /** The cached ranking of `scope` (one repository), probing with `sample` when none is cached. */
   async rank(scope: string, sample: MirrorTarget): Promise<MirrorRanking> {
     if (this.templates.length === 0) return { order: [], failed: [], latencyMs: {} }
-    const cached = await this.options.kv.get(this.key(scope))
+    let cached: string | null = null
+    try {
+      cached = await this.options.kv.get(this.key(scope))
+    } catch {
+      // kv unavailable: this process's own ranking, if it is fresh.
+      const mine = this.local.get(scope)
+      if (mine && mine.until > Date.now()) return mine.ranking
+    }
     if (cached) return JSON.parse(cached) as MirrorRanking
     // One probe at a time per scope in this process; concurrent downloads share it.
     let running = this.probing.get(scope)
     if (!running) {
       running = this.probe(sample)
         .then(async (ranking) => {
-          await this.options.kv.set(this.key(scope), JSON.stringify(ranking), this.options.ttlMs)
+          this.local.set(scope, { ranking, until: Date.now() + this.options.ttlMs })
+          await this.options.kv
+            .set(this.key(scope), JSON.stringify(ranking), this.options.ttlMs)
+            .catch(() => {})
           return ranking
         })
         .finally(() => this.probing.delete(scope))
@@ -87,7 +100,8 @@ export class MirrorSelector {
 
   /** Forgets the cached ranking (the next download probes again). */
   async invalidate(scope: string): Promise<void> {
-    await this.options.kv.del(this.key(scope))
+    this.local.delete(scope)
+    await this.options.kv.del(this.key(scope)).catch(() => {})
   }
 
   /** `rounds` rounds of HEAD requests to every mirror; a mirror is healthy when any round answered < 500. */

@@ -197,9 +197,20 @@ export class InstanceRepository {
     return rows.map((r) => r.shareId)
   }
 
-  /** Unshared permissions of the instance, deleted with it (their reservation goes with the row). */
-  async deletePendingUploads(id: string): Promise<number> {
-    const { count } = await this.db.issuedUpload.deleteMany({ where: { storeInstance: id, shareId: null } })
-    return count
+  /**
+   * Unshared permissions of the instance, deleted with it (the instance's reservation goes with
+   * its row); returns what each deleted permission held, so its client's allowance is given back.
+   */
+  async deletePendingUploads(id: string): Promise<Array<{ clientKey: string | null; size: number }>> {
+    const rows = await this.db.issuedUpload.findMany({
+      where: { storeInstance: id, shareId: null },
+      select: { id: true, clientKey: true, size: true },
+    })
+    const deleted = []
+    for (const r of rows) {
+      const { count } = await this.db.issuedUpload.deleteMany({ where: { id: r.id, shareId: null } })
+      if (count === 1) deleted.push({ clientKey: r.clientKey, size: Number(r.size) })
+    }
+    return deleted
   }
 }

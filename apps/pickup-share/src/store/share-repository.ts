@@ -32,13 +32,18 @@ export interface IssuedUploadRecord {
   type: string
   maxBytes: number | null
   authCodeId: string | null
+  /** The client as limits count it; null for permissions from before limits existed. */
+  clientKey: string | null
   createdAt: Date
+  uploadStartedAt: Date | null
   shareId: string | null
 }
 
 export interface NewShare {
   id: string
   code: string
+  /** SHA-256 of the pickup link's token. */
+  linkTokenHash: string
   maxDownloads: number | null
   limitSize: boolean
   createdAt: Date
@@ -97,7 +102,9 @@ function toIssued(row: Prisma.IssuedUploadGetPayload<object>): IssuedUploadRecor
     type: row.type,
     maxBytes: row.maxBytes === null ? null : Number(row.maxBytes),
     authCodeId: row.authCodeId,
+    clientKey: row.clientKey,
     createdAt: row.createdAt,
+    uploadStartedAt: row.uploadStartedAt,
     shareId: row.shareId,
   }
 }
@@ -106,7 +113,9 @@ function toIssued(row: Prisma.IssuedUploadGetPayload<object>): IssuedUploadRecor
 export class ShareRepository {
   constructor(private readonly db: Db) {}
 
-  async recordIssuedUpload(u: Omit<IssuedUploadRecord, 'shareId'> & { clientIp: string | null }) {
+  async recordIssuedUpload(
+    u: Omit<IssuedUploadRecord, 'shareId' | 'uploadStartedAt'> & { clientIp: string | null },
+  ) {
     await this.db.issuedUpload.create({
       data: { ...u, size: BigInt(u.size), maxBytes: u.maxBytes === null ? null : BigInt(u.maxBytes) },
     })
@@ -166,6 +175,7 @@ export class ShareRepository {
             data: {
               id: s.id,
               code,
+              linkTokenHash: s.linkTokenHash,
               maxDownloads: s.maxDownloads,
               remaining: s.maxDownloads,
               limitSize: s.limitSize,
@@ -215,6 +225,15 @@ export class ShareRepository {
   async findLiveByCode(code: string, now: Date): Promise<ShareRecord | null> {
     const row = await this.db.share.findFirst({
       where: { code, expiresAt: { gt: now }, exhaustedAt: null },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
+  /** The live share a pickup link's token opens. */
+  async findLiveByLinkToken(tokenHash: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { linkTokenHash: tokenHash, expiresAt: { gt: now }, exhaustedAt: null },
       include: shareInclude,
     })
     return row ? toShare(row) : null
@@ -301,36 +320,79 @@ export class ShareRepository {
     return new Set(rows.map((r) => r.pathname))
   }
 
-  /**
-   * Deletes unshared permissions older than `cutoff` and gives their quota reservation back.
-   * Row by row: whoever deletes a row (conditionally, still unshared) releases its bytes, once.
-   */
-  async deleteStaleIssuedUploads(cutoff: Date): Promise<number> {
+  /** Unshared permissions older than `cutoff` (orphans): their reservations are to be released. */
+  async staleIssuedUploads(cutoff: Date, limit = 1000): Promise<IssuedUploadRecord[]> {
     const rows = await this.db.issuedUpload.findMany({
       where: { shareId: null, createdAt: { lte: cutoff } },
-      select: { id: true, storeInstance: true, size: true },
+      orderBy: { createdAt: 'asc' },
+      take: limit,
     })
-    let count = 0
-    for (const r of rows) {
-      const deleted = await this.db.issuedUpload.deleteMany({ where: { id: r.id, shareId: null } })
-      if (deleted.count !== 1) continue
-      count++
-      await this.db.storeInstance.updateMany({
-        where: { id: r.storeInstance },
-        data: { reservedBytes: { decrement: r.size }, freeBytes: { increment: r.size } },
-      })
-    }
-    return count
+    return rows.map(toIssued)
+  }
+
+  /**
+   * Unshared permissions issued before `cutoff` whose body never began to arrive through this
+   * server: candidates to give their reservation back (if nothing is stored either).
+   */
+  async unusedIssuedUploads(
+    cutoff: Date,
+    filter: { clientKey?: string; storeInstance?: string } = {},
+    limit = 200,
+  ): Promise<IssuedUploadRecord[]> {
+    const rows = await this.db.issuedUpload.findMany({
+      where: { shareId: null, uploadStartedAt: null, createdAt: { lte: cutoff }, ...filter },
+      orderBy: { createdAt: 'asc' },
+      take: limit,
+    })
+    return rows.map(toIssued)
+  }
+
+  /** When the oldest reservation of a client (or of everyone) that may expire unused was issued. */
+  async oldestUnusedIssuedAt(clientKey: string | null): Promise<Date | null> {
+    const row = await this.db.issuedUpload.findFirst({
+      where: { shareId: null, uploadStartedAt: null, ...(clientKey === null ? {} : { clientKey }) },
+      orderBy: { createdAt: 'asc' },
+      select: { createdAt: true },
+    })
+    return row?.createdAt ?? null
+  }
+
+  /**
+   * Deletes a permission that is still unshared (and, with `unstarted`, never began to upload):
+   * true for the one caller that deleted it, who then releases its bytes, once.
+   */
+  async deleteIssuedUploadIfUnshared(id: string, options: { unstarted?: boolean } = {}): Promise<boolean> {
+    const { count } = await this.db.issuedUpload.deleteMany({
+      where: { id, shareId: null, ...(options.unstarted ? { uploadStartedAt: null } : {}) },
+    })
+    return count === 1
+  }
+
+  /**
+   * Marks that a permission's body began to arrive (blob, repo): from now on its reservation is
+   * not given back at expiry. false when the permission is gone (released as unused).
+   */
+  async markUploadStarted(storeInstance: string, pathname: string, at: Date): Promise<boolean> {
+    // Shared ones too: a second upload to a shared pathname is refused by the store (409).
+    const { count } = await this.db.issuedUpload.updateMany({
+      where: { storeInstance, pathname },
+      data: { uploadStartedAt: at },
+    })
+    return count === 1
+  }
+
+  /** The upload failed and stored nothing: the permission may expire unused again. */
+  async clearUploadStarted(storeInstance: string, pathname: string, at: Date): Promise<void> {
+    await this.db.issuedUpload.updateMany({
+      where: { storeInstance, pathname, shareId: null, uploadStartedAt: at },
+      data: { uploadStartedAt: null },
+    })
   }
 
   /** The permission behind a pathname of one storage kind (pathnames are random and unique). */
   async issuedByPathname(store: string, pathname: string): Promise<IssuedUploadRecord | null> {
     const row = await this.db.issuedUpload.findFirst({ where: { store, pathname } })
     return row ? toIssued(row) : null
-  }
-
-  async deleteIssuedUpload(id: string): Promise<void> {
-    await this.db.issuedUpload.deleteMany({ where: { id, shareId: null } })
   }
 
   async list(

@@ -128,7 +128,7 @@ describeBrowser('pages in a real browser (chromium)', () => {
       ],
       { maxDownloads: 3 },
     )
-    expect(code).toMatch(/^\d{8}$/)
+    expect(code).toMatch(/^\d{12}$/)
 
     // The page's own upload progress listeners saw the real bytes go out, up to each file's size.
     const seen = await page.evaluate(() => window.__progress)
@@ -136,17 +136,24 @@ describeBrowser('pages in a real browser (chromium)', () => {
     for (const events of seen)
       expect(events.every((loaded, i) => i === 0 || loaded >= events[i - 1]!)).toBe(true)
 
-    // The result: link, QR code, copy button that really copies.
-    const link = `${h.url}/pickup?code=${code}`
-    await expect(page.getByTestId('pickup-link').textContent()).resolves.toBe(link)
+    // The result: the link with its token in the fragment, QR code, copy button that really copies.
+    const link = (await page.getByTestId('pickup-link').textContent())!
+    expect(link).toMatch(new RegExp(`^${h.url}/pickup#[A-Za-z0-9_-]{22}$`))
+    await expect(page.getByTestId('pickup-link').getAttribute('href')).resolves.toBe(link)
     await expect(page.getByRole('img', { name: 'QR code of the pickup link' }).count()).resolves.toBe(1)
     await page.getByTestId('copy-code').click()
     await page.getByText('Copied').first().waitFor()
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(code)
 
-    // Pick up through the link: the manifest, then one download per file.
+    // Pick up through the link: the manifest (opened by the token, which never reached a log as
+    // a path or query: only take and download carry it, as a body field and the query's token),
+    // then one download per file.
+    const sent: string[] = []
+    page.on('request', (r) => sent.push(r.url()))
     await page.getByTestId('pickup-link').click()
     await page.getByTestId('manifest').waitFor()
+    const token = link.split('#')[1]!
+    expect(sent.filter((u) => u.includes(token) && !u.includes('/api/download?token='))).toEqual([])
     await expect(page.getByTestId('remaining').textContent()).resolves.toBe('3')
     const rows = await page.getByTestId('manifest').locator('li').allTextContents()
     expect(rows[0]).toContain('photo data.bin')
@@ -179,7 +186,7 @@ describeBrowser('pages in a real browser (chromium)', () => {
     await page.getByTestId('code-input').fill('12345')
     await page.getByTestId('open').click()
     await expect(page.getByTestId('pickup-problem').textContent()).resolves.toContain(
-      'A pickup code is 8 digits',
+      'A pickup code is 12 digits',
     )
 
     await page.getByTestId('code-input').fill('00000000')
@@ -202,6 +209,22 @@ describeBrowser('pages in a real browser (chromium)', () => {
     )
     await expect(page.getByRole('link', { name: 'Download once.txt' }).count()).resolves.toBe(0)
 
+    // The global throttle (everyone's budget spent, no slot left): a message of its own.
+    await h.services.settings.update({ takeFailuresGlobal: 1, guessThrottlePerMinute: 1 })
+    try {
+      await page.goto('/pickup')
+      for (let i = 0; i < 3; i++) {
+        await page.getByTestId('code-input').fill(String(500_000_000_000 + i))
+        await page.getByTestId('open').click()
+        await page.getByTestId('pickup-problem').waitFor()
+      }
+      await expect(page.getByTestId('pickup-problem').textContent()).resolves.toMatch(
+        /^Many wrong codes are being tried on this service right now, so codes are checked slowly\. Try again in \d+ (seconds?|minutes?), or open the pickup link you were sent\.$/,
+      )
+    } finally {
+      await h.services.settings.update({ takeFailuresGlobal: 1_000_000, guessThrottlePerMinute: 100_000 })
+    }
+
     // The guessing limiter: past the per-address budget the page says so, with the wait.
     await h.services.settings.update({ takeFailuresPerIp: 3 })
     try {
@@ -214,6 +237,16 @@ describeBrowser('pages in a real browser (chromium)', () => {
       await expect(page.getByTestId('pickup-problem').textContent()).resolves.toMatch(
         /^Too many wrong codes from your network\. Try again in \d+ minutes?\.$/,
       )
+      // The same browser, past its budget, still opens a share by its link.
+      const { file: linked } = await uploadFile(h, { name: 'by-link.txt', data: Buffer.from('by link') })
+      const { link } = (await api(h, 'POST', '/api/share', { files: [linked] })).body
+      await page.goto(link)
+      await page.getByTestId('manifest').waitFor()
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: 'Download by-link.txt' }).click(),
+      ])
+      expect(readFileSync((await download.path())!).toString()).toBe('by link')
     } finally {
       await h.services.settings.update({ takeFailuresPerIp: 1_000_000 })
     }

@@ -280,7 +280,7 @@ describe('admin: shares', () => {
     const { code } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 1 })).body
     const share = await deps.db.share.findUniqueOrThrow({ where: { code } })
     // A reservation whose stream died with its process: never finished.
-    expect(await h.services.gate.reserve(share.id, share.expiresAt)).toBe(0)
+    expect(await h.services.gate.reserve(share.id, share.expiresAt)).toEqual({ left: 0, tracked: true })
     expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
     await h.services.cleanup.sweep()
     expect(await deps.db.share.findUnique({ where: { code } })).not.toBeNull()

@@ -43,7 +43,7 @@ describe('blob store: upload → share → take → download', () => {
 
     const shared = await shareOf([file], { maxDownloads: 2, expireDays: 3 })
     expect(shared.status).toBe(200)
-    expect(shared.body.code).toMatch(/^\d{8}$/)
+    expect(shared.body.code).toMatch(/^\d{12}$/)
 
     const taken = await api(h, 'POST', '/api/take', { code: shared.body.code })
     expect(taken.status).toBe(200)
@@ -61,7 +61,7 @@ describe('blob store: upload → share → take → download', () => {
     expect(sha(got.body)).toBe(sha(data))
     expect(got.headers.get('content-length')).toBe(String(data.length))
     expect(got.headers.get('content-type')).toBe('application/pdf')
-    expect(got.headers.get('content-disposition')).toBe('attachment; filename="report.pdf"')
+    expect(got.headers.get('content-disposition')).toBe('attachment; filename=report.pdf')
     expect(got.headers.get('x-content-type-options')).toBe('nosniff')
     expect(got.headers.get('cache-control')).toBe('no-store')
     expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).body.remaining).toBe(1)

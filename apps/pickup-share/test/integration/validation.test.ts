@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import path from 'node:path'
-import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 const deps = testDeps()
 let h: Harness
@@ -76,10 +76,13 @@ describe('upload permission: bad input is a 400 that writes nothing', () => {
 describe('filenames in Content-Disposition', () => {
   it.each([
     ['quotes', 'say "hi".txt', 'attachment; filename="say \\"hi\\".txt"'],
-    ['CJK', '报告.pdf', `attachment; filename="??.pdf"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf`],
-    ['emoji', '🎉party.zip', `attachment; filename="??party.zip"; filename*=UTF-8''%F0%9F%8E%89party.zip`],
-    ['an RTL override', 'invoice\u202Efdp.exe', 'attachment; filename="invoicefdp.exe"'],
-    ['an RTL mark', 'a\u200Fb.txt', 'attachment; filename="ab.txt"'],
+    // Latin-1 letters too: as raw header bytes a browser reads them as UTF-8 (café.txt became cafý.txt).
+    ['Latin-1 letters', 'café.txt', `attachment; filename=cafe.txt; filename*=UTF-8''caf%C3%A9.txt`],
+    ['CJK', '报告.pdf', `attachment; filename=__.pdf; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf`],
+    ['emoji', '🎉party.zip', `attachment; filename=_party.zip; filename*=UTF-8''%F0%9F%8E%89party.zip`],
+    ['a percent sign', '100%.txt', `attachment; filename=100_.txt; filename*=UTF-8''100%25.txt`],
+    ['an RTL override', 'invoice\u202Efdp.exe', 'attachment; filename=invoicefdp.exe'],
+    ['an RTL mark', 'a\u200Fb.txt', 'attachment; filename=ab.txt'],
   ])('when the name has %s, then the header is safe and RFC 6266 encoded', async (_what, name, expected) => {
     const { file, uploadStatus } = await uploadFile(h, { name, data: Buffer.from('hello') })
     expect(uploadStatus).toBe(201)
@@ -140,7 +143,10 @@ describe("traversal: path must be one of the share's own files", () => {
       headers: { 'x-upload-token': token, 'content-type': 'application/octet-stream' },
       body: 'x',
     })
-    expect(res.status).toBe(404)
+    // No permission was issued for it, so nothing is written at all (the blob store's own
+    // resolution inside its folder is tested in test/unit/storage.test.ts).
+    expect(res.status).toBe(401)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upload_token_expired')
     expect(readdirSync(path.dirname(h.config.BLOB_DIR))).not.toContain('escape.txt')
   })
 })
@@ -351,5 +357,79 @@ describe('share validation', () => {
     const res = await api(h, 'POST', '/api/take', { code: '000000000000' })
     expect(res.status).toBe(404)
     expect(res.body.error.code).toBe('share_not_found')
+  })
+})
+
+// Issue 19 item 1: these inputs reached Postgres with a NUL and answered 500. Core's one input
+// rule now answers 400 naming the field; these pin pickup-share's routes to it.
+describe('NUL characters and lone surrogates', () => {
+  let admin: Record<string, string>
+  beforeAll(async () => {
+    admin = await adminLogin(h)
+  })
+  const file = (pathname: string) => ({ name: 'a.txt', size: 1, type: 'text/plain', pathname, store: 'blob' })
+
+  it.each([
+    [
+      'a NUL in a share pathname (anonymous)',
+      'POST',
+      '/api/share',
+      { files: [file('a\u0000b')] },
+      'body.files.0.pathname',
+      'NUL',
+    ],
+    [
+      'a lone surrogate in a share pathname',
+      'POST',
+      '/api/share',
+      { files: [file('a\ud800b')] },
+      'body.files.0.pathname',
+      'well-formed',
+    ],
+    ['a NUL in an admin share search', 'GET', '/api/admin/shares?q=%00', undefined, 'query.q', 'NUL'],
+    [
+      'a NUL in an audit action filter',
+      'GET',
+      '/api/admin/audit?action=share.delete%00',
+      undefined,
+      'query.action',
+      'NUL',
+    ],
+    [
+      'a NUL in an authorization code note',
+      'POST',
+      '/api/admin/authcodes',
+      { scope: 'both', expiresInHours: 1, note: 'for\u0000Ann' },
+      'body.note',
+      'NUL',
+    ],
+    [
+      'a lone surrogate in an authorization code note',
+      'POST',
+      '/api/admin/authcodes',
+      { scope: 'both', expiresInHours: 1, note: '\udfff' },
+      'body.note',
+      'well-formed',
+    ],
+  ])(
+    'when %s comes in, then 400 bad_request naming the field, and nothing is stored',
+    async (_what, method, route, body, field, problem) => {
+      const before = {
+        shares: await deps.db.share.count(),
+        codes: await deps.db.authCode.count(),
+      }
+      const res = await api(h, method, route, body, route.startsWith('/api/admin') ? admin : {})
+      expect(res.status).toBe(400)
+      expect(res.body.error.code).toBe('bad_request')
+      expect(res.body.error.message.startsWith(`${field}: `)).toBe(true)
+      expect(res.body.error.message).toContain(problem)
+      expect({ shares: await deps.db.share.count(), codes: await deps.db.authCode.count() }).toEqual(before)
+    },
+  )
+
+  it('when a session cookie is not valid percent-encoding, then 401 session_required, not 500', async () => {
+    const res = await api(h, 'GET', '/api/admin/shares', undefined, { cookie: 'qps_session=%E0%A4%A' })
+    expect(res.status).toBe(401)
+    expect(res.body.error.code).toBe('session_required')
   })
 })

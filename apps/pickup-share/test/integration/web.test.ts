@@ -69,7 +69,7 @@ describe('web pages: GET /api/site', () => {
     expect(before.status).toBe(200)
     expect(before.headers.get('cache-control')).toBe('no-store')
     expect(before.body.stores).toContain('blob')
-    expect(before.body).toMatchObject({ codeLength: 8, maxExpireDays: 30, unlimitedEnabled: false })
+    expect(before.body).toMatchObject({ codeLength: 12, maxExpireDays: 30, unlimitedEnabled: false })
     // Only public limits: nothing about guessing or login budgets.
     expect(Object.keys(before.body).sort()).toEqual([
       'codeLength',

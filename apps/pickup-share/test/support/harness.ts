@@ -2,12 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type Clock, systemClock } from '@quartet/core/clock'
+import type { KeyValueStore } from '@quartet/core/kv'
+import type { Logger } from '@quartet/core/log'
 import { silentLogger, startTestServer, type RunningServer, useTestDeps } from '@quartet/core/testing'
 import { createApp } from '../../src/app.ts'
 import type { DownloadGate } from '../../src/domain/download-gate.ts'
 import type { Services } from '../../src/http/services.ts'
 import { createServices, type ServicesConfig } from '../../src/services.ts'
 import { createDb } from '../../src/store/db.ts'
+import type { KvDeadlineOptions } from '../../src/store/kv-deadline.ts'
 
 export const ADMIN_PASSWORD = 'correct horse battery staple'
 
@@ -21,7 +24,12 @@ export function testConfig(overrides: Partial<ServicesConfig> = {}) {
     S3_POST_POLICY: true,
     ADMIN_PASSWORD: ADMIN_PASSWORD,
     UPLOAD_TOKEN_SECRET: 'test-upload-token-secret-0123456789abcdef',
-    UPLOAD_TOKEN_TTL_SECONDS: 3600,
+    UPLOAD_TOKEN_TTL_SECONDS: 1800,
+    UPLOAD_PERMISSIONS_PER_ADDRESS: 100_000,
+    UPLOAD_PERMISSIONS_GLOBAL: 1_000_000,
+    UPLOAD_LIMIT_WINDOW_SECONDS: 600,
+    UPLOAD_PENDING_BYTES_PER_ADDRESS: 10 * 1024 ** 3,
+    UPLOAD_PENDING_BYTES_GLOBAL: 100 * 1024 ** 3,
     ORPHAN_AFTER_HOURS: 24,
     ADMIN_ALLOWED_ORIGINS: [] as string[],
     ...overrides,
@@ -44,21 +52,47 @@ export interface Harness {
 /** The app on a loopback port with real Postgres/kv from `deps` and its own blob folder. */
 export async function startHarness(
   deps: ReturnType<typeof testDeps>,
-  options: { config?: Partial<ServicesConfig>; clock?: Clock; strictGuessLimits?: boolean } = {},
+  options: {
+    config?: Partial<ServicesConfig>
+    clock?: Clock
+    strictGuessLimits?: boolean
+    /** Another kv than the test file's (a faulty one, a Redis the test owns). */
+    kv?: KeyValueStore
+    kvDeadline?: KvDeadlineOptions
+    /** A logger of the test's own (e.g. captureLogger) instead of a silent one. */
+    logger?: Logger
+  } = {},
 ): Promise<Harness> {
   const config = testConfig(options.config)
-  const logger = process.env.TEST_LOG
-    ? (await import('@quartet/core/log')).createLogger({ name: 'test', level: 'error' })
-    : silentLogger()
+  const logger =
+    options.logger ??
+    (process.env.TEST_LOG
+      ? (await import('@quartet/core/log')).createLogger({ name: 'test', level: 'error' })
+      : silentLogger())
   const clock = options.clock ?? systemClock
-  const services = createServices({ config, logger, db: deps.db, kv: deps.kv, clock })
-  const app = createApp({ config, logger, db: deps.db, kv: deps.kv, clock, services })
+  const kv = options.kv ?? deps.kv
+  // Connected before the first request, as a running service is: a first call that waits for
+  // the connection would count in memory instead (the kv-down path), which tests of exact
+  // counts must not meet by accident. (A busy machine may take a few seconds to connect.)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await kv.ping()
+      break
+    } catch (err) {
+      if (attempt >= 100) throw err
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  const services = createServices({ config, logger, db: deps.db, kv, clock, kvDeadline: options.kvDeadline })
+  const app = createApp({ config, logger, db: deps.db, kv, clock, services })
   // Tests fire many requests from one address; the guessing limits get their own test file.
   if (!options.strictGuessLimits)
     await services.settings.update({
       takeFailuresPerIp: 1_000_000,
       takeFailuresGlobal: 1_000_000,
       loginAttemptsPerIp: 1000,
+      loginFailuresPerAccount: 100_000,
+      loginFailuresGlobal: 1_000_000,
     })
   const server = await startTestServer(app)
   return {
@@ -71,6 +105,22 @@ export async function startHarness(
       rmSync(config.BLOB_DIR, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * `count` calls of `call`, `inFlight` of them under way at any time: a flood of concurrent
+ * requests that a loaded test machine can take. (1,000 at once overflowed the listen backlog, and
+ * 100 at once made requests wait over a second for one of the test's 4 database connections,
+ * which core rightly answers 503.)
+ */
+export async function flood<T>(count: number, call: (i: number) => Promise<T>, inFlight = 20): Promise<T[]> {
+  const results = new Array<T>(count)
+  let next = 0
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) results[i] = await call(i)
+  }
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker))
+  return results
 }
 
 export interface Reply {

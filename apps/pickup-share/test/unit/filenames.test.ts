@@ -1,4 +1,10 @@
-import { choosePathname, downloadName, safeContentType, ZFileName } from '../../src/domain/filenames.ts'
+import {
+  asciiFallbackName,
+  choosePathname,
+  downloadName,
+  safeContentType,
+  ZFileName,
+} from '../../src/domain/filenames.ts'
 
 describe('file names', () => {
   it.each(['report.pdf', '报告 2026.xlsx', '🎉.zip', 'say "hi".txt', '.hidden', 'a'.repeat(255)])(
@@ -34,4 +40,15 @@ describe('file names', () => {
   ])('when the declared type is %s, then the download type is %s', (type, expected) => {
     expect(safeContentType(type)).toBe(expected)
   })
+
+  it.each([
+    ['café.txt', 'cafe.txt'],
+    ['Ångström résumé.pdf', 'Angstrom resume.pdf'],
+    ['报告.pdf', '__.pdf'],
+    ['🎉.zip', '_.zip'],
+    ['50% off.txt', '50_ off.txt'],
+    ['plain-name.txt', 'plain-name.txt'],
+  ])('when the download name is %j, then its ASCII fallback is %j', (name, fallback) =>
+    expect(asciiFallbackName(name)).toBe(fallback),
+  )
 })

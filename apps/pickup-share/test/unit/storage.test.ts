@@ -74,13 +74,17 @@ describe('settings', () => {
       defaultMaxDownloads: 10,
       maxDownloadsCap: 100,
       maxFileSizeBytes: 1048576000,
-      codeLength: 8,
+      codeLength: 12,
       unlimitedEnabled: false,
       takeFailuresPerIp: 10,
-      takeFailuresGlobal: 1000,
+      takeFailuresGlobal: 600,
       takeFailureWindowSeconds: 600,
+      guessThrottlePerMinute: 30,
       loginAttemptsPerIp: 5,
       loginWindowSeconds: 900,
+      loginFailuresPerAccount: 20,
+      loginFailuresGlobal: 100,
+      loginBackoffMaxSeconds: 60,
     })
   })
 })

@@ -360,8 +360,12 @@ const NUMBER_SETTINGS: Array<{
   { group: 'guessing', key: 'takeFailuresPerIp', min: 1, max: 1_000_000 },
   { group: 'guessing', key: 'takeFailuresGlobal', min: 1, max: 100_000_000 },
   { group: 'guessing', key: 'takeFailureWindowSeconds', min: 1, max: 86_400 },
+  { group: 'guessing', key: 'guessThrottlePerMinute', min: 1, max: 100_000 },
   { group: 'guessing', key: 'loginAttemptsPerIp', min: 1, max: 1000 },
   { group: 'guessing', key: 'loginWindowSeconds', min: 1, max: 86_400 },
+  { group: 'guessing', key: 'loginFailuresPerAccount', min: 1, max: 100_000 },
+  { group: 'guessing', key: 'loginFailuresGlobal', min: 1, max: 1_000_000 },
+  { group: 'guessing', key: 'loginBackoffMaxSeconds', min: 1, max: 86_400 },
 ]
 
 function SettingsPanel({ onFailure }: PanelProps) {

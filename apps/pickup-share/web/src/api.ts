@@ -104,13 +104,21 @@ export const createShare = (input: {
   maxDownloads: number | null
   limitSize?: boolean
   authCode?: string
-}) => request<{ code: string }>('POST', '/api/share', input)
+}) => request<{ code: string; token: string; link: string }>('POST', '/api/share', input)
 
-export const take = (code: string) =>
-  request<{ manifest: Manifest; remaining: number | null }>('POST', '/api/take', { code })
+/** How a share is opened: the typed code (guessing limits apply) or the pickup link's token. */
+export type Access = { code: string } | { token: string }
 
-export const downloadUrl = (code: string, path: string) =>
-  `/api/download?${new URLSearchParams({ code, path }).toString()}`
+/** The token of a pickup link (`/pickup#<token>`); the fragment never reaches a server. */
+export const LINK_TOKEN = /^[A-Za-z0-9_-]{22,64}$/
+
+export const pickupLink = (token: string) => `${location.origin}/pickup#${token}`
+
+export const take = (access: Access) =>
+  request<{ manifest: Manifest; remaining: number | null }>('POST', '/api/take', access)
+
+export const downloadUrl = (access: Access, path: string) =>
+  `/api/download?${new URLSearchParams({ ...access, path }).toString()}`
 
 /**
  * Sends the file exactly as the permission says (a PUT with headers, or a POST policy form with
@@ -174,8 +182,12 @@ export type Settings = {
   takeFailuresPerIp: number
   takeFailuresGlobal: number
   takeFailureWindowSeconds: number
+  guessThrottlePerMinute: number
   loginAttemptsPerIp: number
   loginWindowSeconds: number
+  loginFailuresPerAccount: number
+  loginFailuresGlobal: number
+  loginBackoffMaxSeconds: number
 }
 
 export interface AdminShare {

@@ -1,17 +1,24 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiFailure, downloadUrl, type Manifest, siteInfo, take } from './api.ts'
+import { type Access, ApiFailure, downloadUrl, LINK_TOKEN, type Manifest, siteInfo, take } from './api.ts'
 import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
 import { Alert, describeFailure } from './ui.tsx'
 
 type Problem = { kind: 'format' | 'notFound' | 'rateLimited' | 'exhausted' | 'other'; text: string }
 
 export function PickupPage() {
-  const initial = new URLSearchParams(location.search).get('code') ?? ''
+  // A pickup link carries its token in the fragment (/pickup#<token>); older links a code (?code=).
+  const linkToken = location.hash.slice(1)
+  const initialToken = LINK_TOKEN.test(linkToken) ? linkToken : null
+  const initial = initialToken ? '' : (new URLSearchParams(location.search).get('code') ?? '')
   const [codeLength, setCodeLength] = useState<number | null>(null)
   const [code, setCode] = useState(initial.replace(/\D/g, ''))
   const [busy, setBusy] = useState(false)
   const [problem, setProblem] = useState<Problem | null>(null)
-  const [share, setShare] = useState<{ manifest: Manifest; remaining: number | null } | null>(null)
+  const [share, setShare] = useState<{
+    manifest: Manifest
+    remaining: number | null
+    access: Access
+  } | null>(null)
   const heading = useRef<HTMLHeadingElement>(null)
   const codeInput = useRef<HTMLInputElement>(null)
 
@@ -22,15 +29,27 @@ export function PickupPage() {
   }, [])
 
   useEffect(() => {
-    if (initial && codeLength) void open(initial.replace(/\D/g, ''))
-    // Opening once, for a code in the link.
+    if (!codeLength) return
+    // Opening once, for the token or code in the link.
+    if (initialToken) void openLink(initialToken)
+    else if (initial) void open(initial.replace(/\D/g, ''))
+  }, [codeLength])
+
+  useEffect(() => {
+    // Another link pasted into the address bar while the page is open changes only the fragment.
+    const onHashChange = () => {
+      const token = location.hash.slice(1)
+      if (LINK_TOKEN.test(token)) void openLink(token)
+    }
+    addEventListener('hashchange', onHashChange)
+    return () => removeEventListener('hashchange', onHashChange)
   }, [codeLength])
 
   useEffect(() => {
     if (share) heading.current?.focus()
   }, [share])
 
-  const length = codeLength ?? 8
+  const length = codeLength ?? 12
 
   async function open(value: string) {
     setProblem(null)
@@ -41,12 +60,26 @@ export function PickupPage() {
     }
     setBusy(true)
     try {
-      const answer = await take(value)
-      setShare(answer)
+      const answer = await take({ code: value })
+      setShare({ ...answer, access: { code: value } })
       history.replaceState(null, '', `/pickup?code=${value}`)
     } catch (err) {
-      setProblem(problemOf(err))
+      setProblem(problemOf(err, length))
       codeInput.current?.focus()
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  async function openLink(token: string) {
+    setProblem(null)
+    setBusy(true)
+    try {
+      const answer = await take({ token })
+      setShare({ ...answer, access: { token } })
+    } catch (err) {
+      // The link is dead (used up, expired, deleted) or mistyped: the code field stays usable.
+      setProblem(problemOf(err, length, true))
     } finally {
       setBusy(false)
     }
@@ -93,7 +126,7 @@ export function PickupPage() {
               ) : (
                 <a
                   class="button"
-                  href={downloadUrl(share.manifest.code, f.path)}
+                  href={downloadUrl(share.access, f.path)}
                   download={f.name}
                   aria-label={t('pickup.downloadName', { name: f.name })}
                   onClick={downloaded}
@@ -147,7 +180,7 @@ export function PickupPage() {
             inputMode="numeric"
             autoComplete="one-time-code"
             pattern="[0-9]*"
-            maxLength={12}
+            maxLength={24}
             size={length}
             style={{ '--code-len': String(length) }}
             value={code}
@@ -175,15 +208,19 @@ export function PickupPage() {
   )
 }
 
-function problemOf(err: unknown): Problem {
+function problemOf(err: unknown, length: number, byLink = false): Problem {
   if (err instanceof ApiFailure) {
-    if (err.code === 'share_not_found') return { kind: 'notFound', text: t('pickup.notFound') }
+    if (err.code === 'share_not_found')
+      return { kind: 'notFound', text: t(byLink ? 'pickup.linkNotFound' : 'pickup.notFound') }
     if (err.code === 'rate_limit_exceeded')
       return {
         kind: 'rateLimited',
-        text: t('pickup.rateLimited', { wait: formatWait(err.retryAfter ?? 60) }),
+        // The global throttle is everyone's, not this network's doing.
+        text: t(err.details.reason === 'throttle' ? 'pickup.throttled' : 'pickup.rateLimited', {
+          wait: formatWait(err.retryAfter ?? 60),
+        }),
       }
-    if (err.code === 'bad_request') return { kind: 'format', text: t('pickup.badFormat', { length: 8 }) }
+    if (err.code === 'bad_request') return { kind: 'format', text: t('pickup.badFormat', { length }) }
   }
   return { kind: 'other', text: describeFailure(err) }
 }

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import {
   ApiFailure,
   createShare,
+  pickupLink,
   requestUpload,
   type SiteInfo,
   siteInfo,
@@ -134,17 +135,17 @@ export function SendPage() {
     }
     setPhase('sharing')
     try {
-      const { code } = await createShare({
+      const { code, token } = await createShare({
         files: items.map((it) => uploaded.get(it.id)!),
         expireDays: expireNum,
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
         ...(unlimited ? { authCode: authCode.trim() } : {}),
         ...(noSizeLimit ? { limitSize: true } : {}),
       })
-      const link = `${location.origin}/pickup?code=${code}`
+      // The link opens the share with its token, which no flood of wrong codes can slow down.
       setResult({
         code,
-        link,
+        link: pickupLink(token),
         expiresAt: new Date(Date.now() + expireNum * 86_400_000).toISOString(),
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
       })

@@ -1,0 +1,92 @@
+import { ApiError } from '@quartet/core/errors'
+import { type KeyValueStore, MemoryKeyValueStore } from '@quartet/core/kv'
+
+/** One hit on a window counter, and where it was counted (so it can be taken back there). */
+export interface CounterHit {
+  /** The counter after this hit. */
+  count: number
+  /** Milliseconds until the window ends. */
+  ttlMs: number
+  /** false when kv failed and this process counted alone. */
+  shared: boolean
+}
+
+/**
+ * Fixed-window counters and short claims for the limits of pickup-share (guessing, logins).
+ * Counted in kv so every replica sees the same numbers; while kv fails or does not answer, this
+ * process counts in its own memory instead: still limited (per process, so N replicas allow up
+ * to N times a budget), never unlimited and never waiting on kv. The same idea as core's
+ * createRateLimiter, with the two things it does not offer: taking a hit back (a right code or
+ * password does not spend a failure budget) and a claim that only one caller gets.
+ */
+export class WindowCounters {
+  private readonly local = new MemoryKeyValueStore()
+
+  constructor(
+    private readonly kv: KeyValueStore,
+    /** Told once per failing call, e.g. to log or count the fallback. */
+    private readonly onFallback: (err: unknown) => void = () => {},
+  ) {}
+
+  /** Adds `by` to the counter `key` (a window of `windowMs` starts with its first hit). */
+  async hit(key: string, windowMs: number, by = 1): Promise<CounterHit> {
+    try {
+      const hit = await this.kv.hitWindow(key, by, windowMs)
+      return { count: hit.count, ttlMs: hit.ttlMs, shared: true }
+    } catch (err) {
+      this.onFallback(err)
+      const hit = await this.local.hitWindow(key, by, windowMs)
+      return { count: hit.count, ttlMs: hit.ttlMs, shared: false }
+    }
+  }
+
+  /** Takes a hit back where it was counted; best effort (a lost undo errs on the strict side). */
+  async undo(key: string, hit: CounterHit, windowMs: number): Promise<void> {
+    try {
+      if (hit.shared) await this.kv.hitWindow(key, -1, windowMs)
+      else await this.local.hitWindow(key, -1, windowMs)
+    } catch (err) {
+      this.onFallback(err)
+    }
+  }
+
+  /**
+   * Claims `key` for `ttlMs` when nobody holds it: null when this caller got it, else the
+   * milliseconds until the holder's claim ends.
+   */
+  async claim(key: string, ttlMs: number): Promise<number | null> {
+    let store: KeyValueStore = this.kv
+    try {
+      if (await this.kv.setIfAbsent(key, '1', ttlMs)) return null
+    } catch (err) {
+      this.onFallback(err)
+      store = this.local
+      if (await this.local.setIfAbsent(key, '1', ttlMs)) return null
+    }
+    try {
+      return (await store.ttlMs(key)) ?? ttlMs
+    } catch {
+      return ttlMs
+    }
+  }
+
+  /** Ends a claim early. */
+  async release(key: string): Promise<void> {
+    await Promise.all([this.kv.del(key).catch((err: unknown) => this.onFallback(err)), this.local.del(key)])
+  }
+
+  close(): Promise<void> {
+    return this.local.close()
+  }
+}
+
+/** The 429 of a spent budget: `Retry-After` (and `details.retry_after`) from the window's end. */
+export function limitExceeded(message: string, ttlMs: number, details: Record<string, unknown>): ApiError {
+  const retryAfter = Math.max(1, Math.ceil(ttlMs / 1000))
+  return new ApiError(
+    'rate_limit_exceeded',
+    message,
+    { ...details, retry_after: retryAfter },
+    { headers: { 'Retry-After': String(retryAfter) } },
+  )
+}
