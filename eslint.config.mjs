@@ -46,6 +46,7 @@ export default tseslint.config(
       'packages/core/src/config.ts',
       'packages/core/src/testing*.ts',
       'packages/stack/**',
+      'packages/faults/**',
       '**/test/**',
       'scripts/**',
       '**/*.cjs',

@@ -1,0 +1,3 @@
+import { describeOutages } from './outages.ts'
+
+describeOutages('postgres')
