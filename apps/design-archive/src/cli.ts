@@ -18,7 +18,7 @@ async function withRepository<T>(
   run: (repo: ReturnType<typeof createReleaseRepository>) => Promise<T>,
 ): Promise<T> {
   const config = loadAppConfig()
-  const db = createDb(databaseOptions(config, 2))
+  const db = createDb(databaseOptions(config, { poolSize: 2 }))
   try {
     return await run(createReleaseRepository(db, config.DATABASE_SCHEMA))
   } finally {

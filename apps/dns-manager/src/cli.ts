@@ -15,7 +15,7 @@ async function withRepository<T>(
   fn: (repo: ReturnType<typeof createRepository>, prefix: string, config: TConfig) => Promise<T>,
 ) {
   const config = loadAppConfig()
-  const db = createDb(databaseOptions(config, 1))
+  const db = createDb(databaseOptions(config, { poolSize: 1 }))
   try {
     return await fn(createRepository(db, config.DATABASE_SCHEMA), config.API_KEY_PREFIX, config)
   } finally {

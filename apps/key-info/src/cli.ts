@@ -21,7 +21,7 @@ async function withStores<T>(
   options: { changesRecords?: boolean } = {},
 ): Promise<T> {
   const config = loadAppConfig()
-  const db = createDb(databaseOptions(config, 2))
+  const db = createDb(databaseOptions(config, { poolSize: 2 }))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
   if (options.changesRecords && kv.kind === 'memory')
     process.stderr.write(

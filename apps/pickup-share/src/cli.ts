@@ -15,7 +15,7 @@ async function withServices<T>(
   fn: (s: ReturnType<typeof createServices>, db: ReturnType<typeof createDb>) => Promise<T>,
 ) {
   const config = loadAppConfig()
-  const db = createDb(databaseOptions(config, 2))
+  const db = createDb(databaseOptions(config, { poolSize: 2 }))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
   const logger = createLogger({ name: 'pickup-share-cli', level: 'warn', destination: process.stderr })
   try {

@@ -144,7 +144,7 @@ export function baseConfigShape(defaults: { port: number; schema: string; appNam
     DATABASE_POOL_SIZE: zInt(10, 1, 500),
     /** Deadlines (db.ts PoolDeadlines): opening a connection or waiting for one; one query (0: none). */
     DATABASE_CONNECT_TIMEOUT_MS: zInt(1000, 100, 600_000),
-    DATABASE_QUERY_TIMEOUT_MS: zInt(1500, 0, 3_600_000),
+    DATABASE_QUERY_TIMEOUT_MS: zInt(1000, 0, 3_600_000),
     MIGRATE_ON_START: zBool(true),
     REDIS_URL: z
       .string()

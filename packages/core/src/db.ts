@@ -28,7 +28,7 @@ export interface PoolDeadlines {
   queryTimeoutMs: number
 }
 
-export const DEFAULT_POOL_DEADLINES: PoolDeadlines = { connectTimeoutMs: 1000, queryTimeoutMs: 1500 }
+export const DEFAULT_POOL_DEADLINES: PoolDeadlines = { connectTimeoutMs: 1000, queryTimeoutMs: 1000 }
 
 /**
  * Pool deadlines (db.ts) for the embedded Postgres: it serves one session at a time, so a
@@ -182,7 +182,16 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }
 
-/** The database options of an app's base config, with an optional smaller pool (CLI commands). */
+/**
+ * Deadlines for operator commands (the CLIs): an operator waits for an answer rather than gets
+ * a 503, and a long publish or sweep is not cancelled after a second.
+ */
+export const OPERATOR_DEADLINES: PoolDeadlines = { connectTimeoutMs: 30_000, queryTimeoutMs: 0 }
+
+/**
+ * The database options of an app's base config: the service's deadlines from its config, or an
+ * operator command's (`operator`: a small pool, OPERATOR_DEADLINES).
+ */
 export function databaseOptions(
   config: {
     DATABASE_URL: string
@@ -191,15 +200,17 @@ export function databaseOptions(
     DATABASE_CONNECT_TIMEOUT_MS: number
     DATABASE_QUERY_TIMEOUT_MS: number
   },
-  poolSize = config.DATABASE_POOL_SIZE,
+  operator?: { poolSize: number },
 ): DatabaseOptions {
   return {
     url: config.DATABASE_URL,
     schema: config.DATABASE_SCHEMA,
-    poolSize,
-    deadlines: {
-      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
-    },
+    poolSize: operator?.poolSize ?? config.DATABASE_POOL_SIZE,
+    deadlines: operator
+      ? OPERATOR_DEADLINES
+      : {
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+        },
   }
 }

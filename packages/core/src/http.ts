@@ -42,7 +42,7 @@ export interface HttpAppOptions {
   bodyLimit?: string
   /** What the service needs to serve (see ReadinessCheck); only these go in /readyz. */
   readiness?: Record<string, ReadinessCheck>
-  /** Milliseconds a readiness check may take before it counts as failed (default 800: /readyz answers within a second). */
+  /** Milliseconds a readiness check may take before it counts as failed (default 500: /readyz answers well within a second). */
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
   helmet?: Parameters<typeof helmet>[0]
@@ -191,7 +191,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   app.get('/healthz', (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ status: 'ok' })
   })
-  app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 800))
+  app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 500))
   ;(app as Express & { [METRICS]?: client.Registry })[METRICS] = metrics
   const metricsToken = options.metricsToken
   if (metricsToken)

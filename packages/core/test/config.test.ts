@@ -29,7 +29,7 @@ describe('loadConfig', () => {
       DATABASE_SCHEMA: 'key_info',
       DATABASE_POOL_SIZE: 10,
       DATABASE_CONNECT_TIMEOUT_MS: 1000,
-      DATABASE_QUERY_TIMEOUT_MS: 1500,
+      DATABASE_QUERY_TIMEOUT_MS: 1000,
       MIGRATE_ON_START: true,
       REDIS_URL: undefined,
       REDIS_KEY_PREFIX: 'quartet:key-info:',

@@ -9,7 +9,23 @@ export interface CounterHit {
   ttlMs: number
   /** false when kv failed and this process counted alone. */
   shared: boolean
+  /**
+   * When kv failed by not answering in time (a frozen Redis): the hit was sent and may still be
+   * counted there once Redis wakes up. Taking such a hit back also takes it back in kv, later.
+   */
+  maybeInKv?: boolean
 }
+
+/** A kv failure after the command went out (its outcome unknown), not a refusal to send it. */
+function mayHaveRun(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause)
+    if (/did not answer|Command timed out/.test(e.message)) return true
+  return false
+}
+
+/** Owed kv take-backs kept at most (beyond them, counts err on the strict side). */
+const MAX_OWED = 10_000
+const OWED_RETRY_MS = 1000
 
 /**
  * Fixed-window counters and short claims for the limits of pickup-share (guessing, logins).
@@ -21,6 +37,9 @@ export interface CounterHit {
  */
 export class WindowCounters {
   private readonly local = new MemoryKeyValueStore()
+  /** Take-backs of hits kv may have counted while it did not answer; paid once it answers. */
+  private readonly owed: Array<{ key: string; windowMs: number }> = []
+  private owedTimer: NodeJS.Timeout | undefined
 
   constructor(
     private readonly kv: KeyValueStore,
@@ -36,7 +55,7 @@ export class WindowCounters {
     } catch (err) {
       this.onFallback(err)
       const hit = await this.local.hitWindow(key, by, windowMs)
-      return { count: hit.count, ttlMs: hit.ttlMs, shared: false }
+      return { count: hit.count, ttlMs: hit.ttlMs, shared: false, maybeInKv: mayHaveRun(err) }
     }
   }
 
@@ -44,10 +63,44 @@ export class WindowCounters {
   async undo(key: string, hit: CounterHit, windowMs: number): Promise<void> {
     try {
       if (hit.shared) await this.kv.hitWindow(key, -1, windowMs)
-      else await this.local.hitWindow(key, -1, windowMs)
+      else {
+        await this.local.hitWindow(key, -1, windowMs)
+        // A frozen Redis counts the hit when it wakes: without this, a right code tried during
+        // the freeze would stay a failure in kv, and an honest address could end up refused.
+        if (hit.maybeInKv) this.owe(key, windowMs)
+      }
     } catch (err) {
       this.onFallback(err)
     }
+  }
+
+  private owe(key: string, windowMs: number): void {
+    if (this.owed.length >= MAX_OWED) return
+    this.owed.push({ key, windowMs })
+    this.payOwedSoon()
+  }
+
+  private payOwedSoon(): void {
+    if (this.owedTimer || this.owed.length === 0) return
+    this.owedTimer = setTimeout(() => {
+      this.owedTimer = undefined
+      void this.payOwed()
+    }, OWED_RETRY_MS)
+    this.owedTimer.unref()
+  }
+
+  /** Pays the owed take-backs in order while kv answers; what is left waits for the next try. */
+  private async payOwed(): Promise<void> {
+    while (this.owed.length) {
+      const { key, windowMs } = this.owed[0]!
+      try {
+        await this.kv.hitWindow(key, -1, windowMs)
+      } catch {
+        break
+      }
+      this.owed.shift()
+    }
+    this.payOwedSoon()
   }
 
   /**
@@ -76,6 +129,7 @@ export class WindowCounters {
   }
 
   close(): Promise<void> {
+    clearTimeout(this.owedTimer)
     return this.local.close()
   }
 }
