@@ -3,6 +3,7 @@ import net from 'node:net'
 import {
   createServer,
   IncomingMessage,
+  STATUS_CODES,
   type Server,
   type ServerResponse,
   validateHeaderName,
@@ -193,6 +194,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   })
   app.get('/readyz', readinessHandler(options.readiness ?? {}, options.readinessTimeoutMs ?? 500))
   ;(app as Express & { [METRICS]?: client.Registry })[METRICS] = metrics
+  ;(app as Express & { [ENVELOPE]?: EnvelopeStyle })[ENVELOPE] = options.envelope
   const metricsToken = options.metricsToken
   if (metricsToken)
     app.get('/metrics', async (req, res) => {
@@ -276,6 +278,34 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
 }
 
 const METRICS = Symbol.for('quartet.metrics')
+const ENVELOPE = Symbol.for('quartet.envelope')
+
+/**
+ * What node's HTTP parser refuses before any request exists (a request line or headers over
+ * its limit, a byte it does not accept, a request that took too long to arrive), answered in the
+ * service's envelope rather than node's bare status line, and the connection closed.
+ */
+function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
+  const style = (app as { [ENVELOPE]?: EnvelopeStyle })[ENVELOPE] ?? 'code'
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const refusal =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('header_fields_too_large', 'request line or headers are too large')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new ApiError('request_timeout', 'the request did not arrive in time')
+          : new ApiError('bad_request', 'malformed HTTP request')
+    const body = JSON.stringify(renderEnvelope(style, refusal))
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +
+        `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+}
 
 /** The metrics registry createHttpApp made for `app` (what `serve` exposes on METRICS_PORT). */
 export function metricsRegistryOf(app: object): client.Registry | undefined {
@@ -523,6 +553,7 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
   server.prependListener('request', (_req, res) => {
     if (draining) res.setHeader('Connection', 'close')
   })
+  server.on('clientError', clientErrorAnswer(app))
 
   const shutdown = (reason = 'shutdown'): Promise<void> => {
     shuttingDown ??= (async () => {

@@ -1,3 +1,4 @@
+import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import express, { type Express } from 'express'
 import request from 'supertest'
@@ -170,6 +171,43 @@ describe('createHttpApp', () => {
       expect(missing.headers['www-authenticate']).toMatch(/^Bearer/)
       expect(res.headers['cache-control']).toBe('no-store')
       expect(res.text).toContain('http_requests_total')
+    })
+
+    it('when node refuses a request before it exists (huge headers, a bad byte), then the answer is still in the envelope', async () => {
+      const { app } = buildApp()
+      const serving = await serve(app, {
+        port: 0,
+        host: '127.0.0.1',
+        logger: captureLogger().logger,
+        handleSignals: false,
+        exitProcess: false,
+      })
+      const raw = (request: string) =>
+        new Promise<string>((resolve) => {
+          const socket = net.connect(serving.port, '127.0.0.1', () => socket.write(request))
+          let answer = ''
+          socket.on('data', (chunk) => (answer += chunk.toString('latin1')))
+          socket.on('close', () => resolve(answer))
+          socket.on('error', () => resolve(answer))
+        })
+      try {
+        const huge = await raw(`GET /items/1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+        const bad = await raw('GET /items/\x01 HTTP/1.1\r\nHost: x\r\n\r\n')
+        for (const [answer, status, code] of [
+          [huge, 431, 'header_fields_too_large'],
+          [bad, 400, 'bad_request'],
+        ] as const) {
+          expect(answer.split('\r\n')[0]).toBe(
+            `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
+          )
+          expect(answer).toMatch(/Content-Type: application\/json; charset=utf-8/)
+          expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+            error: { code, message: expect.any(String) },
+          })
+        }
+      } finally {
+        await serving.shutdown()
+      }
     })
 
     it('when serve has a metrics port, then the scraper reads /metrics there and nothing else', async () => {
