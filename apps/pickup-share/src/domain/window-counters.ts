@@ -23,7 +23,7 @@ function mayHaveRun(err: unknown): boolean {
   return false
 }
 
-/** Owed kv take-backs kept at most (beyond them, counts err on the strict side). */
+/** Keys with owed kv take-backs kept at most (beyond them, counts err on the strict side). */
 const MAX_OWED = 10_000
 const OWED_RETRY_MS = 1000
 
@@ -37,8 +37,12 @@ const OWED_RETRY_MS = 1000
  */
 export class WindowCounters {
   private readonly local = new MemoryKeyValueStore()
-  /** Take-backs of hits kv may have counted while it did not answer; paid once it answers. */
-  private readonly owed: Array<{ key: string; windowMs: number }> = []
+  /**
+   * Take-backs, per key, of hits kv may have counted while it did not answer; paid once it
+   * answers, and already left out of the counts hit() reports meanwhile.
+   */
+  private readonly owed = new Map<string, { count: number; windowMs: number }>()
+  private paying = false
   private owedTimer: NodeJS.Timeout | undefined
 
   constructor(
@@ -51,7 +55,9 @@ export class WindowCounters {
   async hit(key: string, windowMs: number, by = 1): Promise<CounterHit> {
     try {
       const hit = await this.kv.hitWindow(key, by, windowMs)
-      return { count: hit.count, ttlMs: hit.ttlMs, shared: true }
+      const owed = this.owed.get(key)?.count ?? 0
+      if (this.owed.size) void this.payOwed()
+      return { count: hit.count - owed, ttlMs: hit.ttlMs, shared: true }
     } catch (err) {
       this.onFallback(err)
       const hit = await this.local.hitWindow(key, by, windowMs)
@@ -75,13 +81,14 @@ export class WindowCounters {
   }
 
   private owe(key: string, windowMs: number): void {
-    if (this.owed.length >= MAX_OWED) return
-    this.owed.push({ key, windowMs })
+    const owed = this.owed.get(key)
+    if (owed) owed.count++
+    else if (this.owed.size < MAX_OWED) this.owed.set(key, { count: 1, windowMs })
     this.payOwedSoon()
   }
 
   private payOwedSoon(): void {
-    if (this.owedTimer || this.owed.length === 0) return
+    if (this.owedTimer || this.owed.size === 0) return
     this.owedTimer = setTimeout(() => {
       this.owedTimer = undefined
       void this.payOwed()
@@ -89,18 +96,28 @@ export class WindowCounters {
     this.owedTimer.unref()
   }
 
-  /** Pays the owed take-backs in order while kv answers; what is left waits for the next try. */
+  /**
+   * Pays the owed take-backs while kv answers, one command per key; what is left waits for the
+   * next try. They go out after the hits a frozen Redis still held (same connection, in order).
+   */
   private async payOwed(): Promise<void> {
-    while (this.owed.length) {
-      const { key, windowMs } = this.owed[0]!
-      try {
-        await this.kv.hitWindow(key, -1, windowMs)
-      } catch {
-        break
+    if (this.paying) return
+    this.paying = true
+    try {
+      for (const [key, owed] of this.owed) {
+        const count = owed.count
+        try {
+          await this.kv.hitWindow(key, -count, owed.windowMs)
+        } catch {
+          break
+        }
+        owed.count -= count
+        if (owed.count <= 0) this.owed.delete(key)
       }
-      this.owed.shift()
+    } finally {
+      this.paying = false
+      this.payOwedSoon()
     }
-    this.payOwedSoon()
   }
 
   /**
