@@ -130,6 +130,8 @@ export interface RedisKeyValueStoreOptions {
   maxPendingHits?: number
   /** Hits sent in one command at most; more wait for the next (default 256). */
   maxHitsPerCommand?: number
+  /** After a command Redis did not answer in time, fail every command at once this long (default 1000 ms). */
+  pauseMs?: number
 }
 
 /** How long one Redis command may take before it fails (config REDIS_COMMAND_TIMEOUT_MS). */
@@ -152,6 +154,7 @@ export class RedisKeyValueStore implements KeyValueStore {
     this.hitTimeoutMs = options.hitTimeoutMs ?? 500
     this.maxPendingHits = options.maxPendingHits ?? 10_000
     this.maxHitsPerCommand = options.maxHitsPerCommand ?? 256
+    this.pauseMs = options.pauseMs ?? 1000
     // Connection errors surface as failed commands (and onReconnect); without a listener ioredis
     // would print each one to the console.
     redis.on('error', () => {})
@@ -211,54 +214,54 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async get(key: string): Promise<string | null> {
-    await this.untilFirstConnection()
-    return this.redis.get(key)
+    await this.ready()
+    return this.watch(this.redis.get(key))
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    await this.untilFirstConnection()
-    if (ttlMs !== undefined) await this.redis.set(key, value, 'PX', positive(ttlMs))
-    else await this.redis.set(key, value)
+    await this.ready()
+    if (ttlMs !== undefined) await this.watch(this.redis.set(key, value, 'PX', positive(ttlMs)))
+    else await this.watch(this.redis.set(key, value))
   }
 
   async setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
-    await this.untilFirstConnection()
+    await this.ready()
     const result =
       ttlMs !== undefined
-        ? await this.redis.set(key, value, 'PX', positive(ttlMs), 'NX')
-        : await this.redis.set(key, value, 'NX')
+        ? await this.watch(this.redis.set(key, value, 'PX', positive(ttlMs), 'NX'))
+        : await this.watch(this.redis.set(key, value, 'NX'))
     return result === 'OK'
   }
 
   async take(key: string): Promise<string | null> {
-    await this.untilFirstConnection()
-    return this.redis.getdel(key)
+    await this.ready()
+    return this.watch(this.redis.getdel(key))
   }
 
   async del(key: string): Promise<boolean> {
-    await this.untilFirstConnection()
-    return (await this.redis.del(key)) > 0
+    await this.ready()
+    return (await this.watch(this.redis.del(key))) > 0
   }
 
   async incrWithTtl(key: string, by: number, ttlMs: number): Promise<number> {
-    await this.untilFirstConnection()
+    await this.ready()
     const redis = this.redis as Redis & {
       quartetIncrWithTtl(k: string, by: number, ttl: number): Promise<number>
     }
-    return Number(await redis.quartetIncrWithTtl(key, integer(by), positive(ttlMs)))
+    return Number(await this.watch(redis.quartetIncrWithTtl(key, integer(by), positive(ttlMs))))
   }
 
   async decrIfPositive(key: string): Promise<number | null> {
-    await this.untilFirstConnection()
+    await this.ready()
     const redis = this.redis as Redis & { quartetDecrIfPositive(k: string): Promise<number | null> }
-    const v = await redis.quartetDecrIfPositive(key)
+    const v = await this.watch(redis.quartetDecrIfPositive(key))
     return v === null ? null : Number(v)
   }
 
   async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
     integer(by)
     const ttl = positive(windowMs)
-    await this.untilFirstConnection()
+    await this.ready()
     this.mustBeConnected()
     if (this.pendingHits.length >= this.maxPendingHits)
       throw new Error(`kv busy: ${this.pendingHits.length} hits waiting for Redis`)
@@ -303,10 +306,10 @@ export class RedisKeyValueStore implements KeyValueStore {
       this.sendHits()
     }
     this.hitsInFlight = true
-    const timer = setTimeout(
-      () => settle(null, new Error(`kv did not answer within ${this.hitTimeoutMs} ms`)),
-      this.hitTimeoutMs,
-    )
+    const timer = setTimeout(() => {
+      this.pause()
+      settle(null, new Error(`kv did not answer within ${this.hitTimeoutMs} ms`))
+    }, this.hitTimeoutMs)
     timer.unref()
     try {
       this.mustBeConnected()
@@ -328,19 +331,50 @@ export class RedisKeyValueStore implements KeyValueStore {
     }
   }
 
+  /**
+   * After Redis failed to answer in time (frozen, or a network cut that looks the same), every
+   * command fails at once for `pauseMs` rather than each one waiting out its own deadline: a
+   * request that makes several kv calls pays one deadline, not one per call, and fewer commands
+   * pile up in a frozen server to run when it wakes. The first command after the pause (or a
+   * readiness ping) tries again.
+   */
+  private pausedUntil = 0
+  private readonly pauseMs: number
+
+  private pause(): void {
+    this.pausedUntil = Date.now() + this.pauseMs
+  }
+
+  private async ready(): Promise<void> {
+    await this.untilFirstConnection()
+    if (Date.now() < this.pausedUntil)
+      throw new Error('kv not connected (paused: Redis did not answer moments ago)')
+  }
+
+  private async watch<T>(command: Promise<T>): Promise<T> {
+    try {
+      return await command
+    } catch (err) {
+      if (err instanceof Error && err.message === 'Command timed out') this.pause()
+      throw err
+    }
+  }
+
   private mustBeConnected(): void {
     if (this.redis.status !== 'ready') throw new Error(`kv not connected (${this.redis.status})`)
   }
 
   async ttlMs(key: string): Promise<number | null> {
-    await this.untilFirstConnection()
-    const t = await this.redis.pttl(key)
+    await this.ready()
+    const t = await this.watch(this.redis.pttl(key))
     return t < 0 ? null : t
   }
 
   async ping(): Promise<void> {
     await this.untilFirstConnection()
-    await this.redis.ping()
+    // The probe goes out even while paused, and a good answer ends the pause.
+    await this.watch(this.redis.ping())
+    this.pausedUntil = 0
   }
 
   onReconnect(listener: () => void): () => void {

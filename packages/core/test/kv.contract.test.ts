@@ -497,14 +497,17 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
     expect(after).toMatchObject({ status: 'fulfilled', value: { count: 3, values: ['A'] } })
   })
 
-  it('when Redis does not answer in time, then the waiting hits fail, and the next command goes out', async () => {
-    open({ hitTimeoutMs: 100 })
+  it('when Redis does not answer in time, then the waiting hits fail, and once the pause is over the next command goes out', async () => {
+    open({ hitTimeoutMs: 100, pauseMs: 300 })
     await kv.ping()
     gate = new Promise(() => {}) // this command never reaches Redis
     const started = Date.now()
 
     const stuck = await Promise.allSettled([kv.hitWindow('c', 1, 10_000), kv.hitWindow('c', 1, 10_000)])
     gate = null
+    // Paused: a hit right after fails at once without a command.
+    await expect(kv.hitWindow('c', 1, 10_000)).rejects.toThrow(/paused/)
+    await new Promise((resolve) => setTimeout(resolve, 350))
     const after = await kv.hitWindow('c', 1, 10_000)
 
     expect(stuck.map((r) => r.status)).toEqual(['rejected', 'rejected'])
