@@ -228,6 +228,10 @@ export function mountGraphQL(
 
   const gate: RequestHandler = async (req, res, next) => {
     try {
+      // Yoga makes a URL of the Host header: one that is no host (`%00`, a port past 65535)
+      // made it throw, a 500 with its stack trace as text.
+      if (!validHost(req.headers.host))
+        throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
       if (req.method === 'OPTIONS') {
         // No CORS headers: like the REST routes, /graphql is not for other origins' pages.
         res.status(204).set('Allow', 'GET, POST').end()
@@ -279,6 +283,16 @@ export function mountGraphQL(
     })
     const run: RequestHandler = (req, res) => yoga(req, res, { req })
     app.use(endpoint, bodyErrors, gate, run)
+  }
+}
+
+/** A Host header a URL can be made of (HTTP/1.0 may send none: Yoga then uses localhost). */
+function validHost(host: string | undefined): boolean {
+  if (host === undefined) return true
+  try {
+    return new URL(`http://${host}/`).host !== ''
+  } catch {
+    return false
   }
 }
 

@@ -46,6 +46,17 @@ describe('GraphQL hardening', () => {
     })
   })
 
+  describe('the Host header', () => {
+    it.each(['%00', 'evil.example:99999', '[::1', 'a b'])(
+      'when the Host header is %j, then 400 bad_request in the GraphQL shape, not a 500 with a stack trace',
+      async (host) => {
+        const res = await post({ query: '{ quota { balance_cents } }' }).set('Host', host).expect(400)
+        expect(res.body).toEqual({ errors: [ourError('bad_request')] })
+        expect(res.body.errors[0].extensions.details).toEqual({ field: 'host' })
+      },
+    )
+  })
+
   describe('limits, all answered 400 bad_request before anything runs', () => {
     it('when a caller sends a 4,000-level nested selection, then 400 bad_request naming the nesting limit', async () => {
       const res = await post({ query: deepSelection(4000) }).expect(400)
