@@ -188,6 +188,12 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     for (const [name, value] of securityHeaders) res.setHeader(name, value)
     next()
   })
+  // An HTTP/1.1 request must name its Host (RFC 9112 §3.2). Node's own check answered 400 with
+  // no body at all; serve() turns it off, so the answer is in the envelope.
+  app.use((req, _res, next) => {
+    if (missingHost(req)) throw new ApiError('bad_request', 'an HTTP/1.1 request needs a Host header')
+    next()
+  })
 
   app.get('/healthz', (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ status: 'ok' })
@@ -268,7 +274,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
     answerBeforeExpress(app, (req, res) => {
-      const route = req.method === 'GET' && !hasBody(req) ? routes.get(req.url ?? '') : undefined
+      const route =
+        req.method === 'GET' && !hasBody(req) && !missingHost(req) ? routes.get(req.url ?? '') : undefined
       if (!route) return false
       serveHot(route, req, res).catch((err: unknown) => lastResort(req, res, err))
       return true
@@ -276,6 +283,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   }
   return { app, metrics, observe }
 }
+
+const missingHost = (req: IncomingMessage) => req.headers.host === undefined && req.httpVersion === '1.1'
 
 const METRICS = Symbol.for('quartet.metrics')
 const ENVELOPE = Symbol.for('quartet.envelope')
@@ -554,6 +563,14 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
     if (draining) res.setHeader('Connection', 'close')
   })
   server.on('clientError', clientErrorAnswer(app))
+  // Node answers these two itself with a bare status line and no body: a request without Host
+  // (the pipeline answers it in the envelope instead) and an `Expect` other than 100-continue
+  // (417, which RFC 9110 §10.1.1 allows but does not require: the request is served as if the
+  // expectation were not there).
+  ;(server as Server & { requireHostHeader: boolean }).requireHostHeader = false
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    server.emit('request', req, res),
+  )
 
   const shutdown = (reason = 'shutdown'): Promise<void> => {
     shuttingDown ??= (async () => {

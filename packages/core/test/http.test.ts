@@ -210,6 +210,56 @@ describe('createHttpApp', () => {
       }
     })
 
+    it('when a request has no Host header or an Expect node does not know, then the answer is in the envelope', async () => {
+      const { app } = buildApp()
+      const serving = await serve(app, {
+        port: 0,
+        host: '127.0.0.1',
+        logger: captureLogger().logger,
+        handleSignals: false,
+        exitProcess: false,
+      })
+      const raw = (request: string) =>
+        new Promise<string>((resolve) => {
+          const socket = net.connect(serving.port, '127.0.0.1', () => socket.write(request))
+          let answer = ''
+          socket.on('data', (chunk) => (answer += chunk.toString('latin1')))
+          socket.on('close', () => resolve(answer))
+          socket.on('error', () => resolve(answer))
+        })
+      const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as unknown
+      try {
+        const noHost = await raw('GET /items/1 HTTP/1.1\r\nConnection: close\r\n\r\n')
+        expect(noHost.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+        expect(noHost).toMatch(/X-Request-Id: /i)
+        expect(bodyOf(noHost)).toEqual({
+          error: {
+            code: 'bad_request',
+            message: expect.stringMatching(/Host/),
+            request_id: expect.any(String),
+          },
+        })
+        // HTTP/1.0 has no Host requirement.
+        const old = await raw('GET /items/1 HTTP/1.0\r\n\r\n')
+        expect(old.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+
+        for (const expectation of ['', 'something-else', 'caf\xe9']) {
+          const answer = await raw(
+            `GET /items/7 HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n`,
+          )
+          expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+          expect(bodyOf(answer)).toEqual({ id: '7' })
+        }
+        const missing = await raw(
+          'GET /nope HTTP/1.1\r\nHost: x\r\nExpect: nope\r\nConnection: close\r\n\r\n',
+        )
+        expect(missing.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found')
+        expect(bodyOf(missing)).toMatchObject({ error: { code: 'not_found' } })
+      } finally {
+        await serving.shutdown()
+      }
+    })
+
     it('when serve has a metrics port, then the scraper reads /metrics there and nothing else', async () => {
       const { app } = buildApp()
       const serving = await serve(app, {
