@@ -297,10 +297,13 @@ const ENVELOPE = Symbol.for('quartet.envelope')
 function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
   const style = (app as { [ENVELOPE]?: EnvelopeStyle })[ENVELOPE] ?? 'code'
   return (err, socket) => {
+    // Node's parser, still attached, reports every later chunk as another error: the answer went.
+    if ((socket as net.Socket & { [ANSWERED]?: true })[ANSWERED]) return
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
+    ;(socket as net.Socket & { [ANSWERED]?: true })[ANSWERED] = true
     const refusal =
       err.code === 'HPE_HEADER_OVERFLOW'
         ? new ApiError('header_fields_too_large', 'request line or headers are too large')
@@ -313,7 +316,37 @@ function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: ne
         `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     )
+    lingerClose(socket)
   }
+}
+
+const ANSWERED = Symbol('quartet.clientErrorAnswered')
+/** How long, and how many bytes, a refused client may go on sending before its connection is cut. */
+const LINGER_MS = 5000
+const LINGER_BYTES = 16 * 1024 * 1024
+
+/**
+ * A lingering close, as nginx does it: our side is shut for writing (the answer, then FIN), and
+ * what the client still sends of a request refused half-way (a request line of 300 kB) is read
+ * and dropped until it stops, within bounds. Closed at once, the socket would answer those bytes
+ * with a reset, and a client that had not read the answer yet would lose it.
+ */
+function lingerClose(socket: net.Socket): void {
+  socket.removeAllListeners('data')
+  let dropped = 0
+  const close = () => {
+    clearTimeout(timer)
+    socket.destroy()
+  }
+  const timer = setTimeout(close, LINGER_MS)
+  timer.unref()
+  socket.on('data', (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > LINGER_BYTES) close()
+  })
+  socket.once('end', close)
+  socket.once('close', () => clearTimeout(timer))
+  socket.resume()
 }
 
 /** The metrics registry createHttpApp made for `app` (what `serve` exposes on METRICS_PORT). */

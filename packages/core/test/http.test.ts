@@ -210,6 +210,44 @@ describe('createHttpApp', () => {
       }
     })
 
+    it('when a request line is refused (431) while the client is still sending it, then the client reads the answer: no reset', async () => {
+      const { app } = buildApp()
+      const serving = await serve(app, {
+        port: 0,
+        host: '127.0.0.1',
+        logger: captureLogger().logger,
+        handleSignals: false,
+        exitProcess: false,
+      })
+      try {
+        const outcome = await new Promise<{ answer: string; error?: string }>((resolve) => {
+          let answer = ''
+          // allowHalfOpen: the server's FIN does not stop this client from sending.
+          const socket = net.connect({ port: serving.port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+            // Past the 16 kB header limit: the 431 comes while the request line is not over.
+            socket.write(`GET /items/1?q=${'a'.repeat(40_000)}`)
+          })
+          socket.on('data', async (chunk) => {
+            const first = answer === ''
+            answer += chunk.toString('latin1')
+            if (!first) return
+            // A client that does not read while it writes goes on sending the rest of its request.
+            for (let i = 0; i < 20 && !socket.destroyed; i++) {
+              socket.write('a'.repeat(20_000))
+              await new Promise((r) => setTimeout(r, 5))
+            }
+            if (!socket.destroyed) socket.end(' HTTP/1.1\r\nHost: x\r\n\r\n')
+          })
+          socket.on('close', () => resolve({ answer }))
+          socket.on('error', (err: NodeJS.ErrnoException) => resolve({ answer, error: err.code }))
+        })
+        expect(outcome.error).toBeUndefined()
+        expect(outcome.answer.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large')
+      } finally {
+        await serving.shutdown()
+      }
+    })
+
     it('when a request has no Host header or an Expect node does not know, then the answer is in the envelope', async () => {
       const { app } = buildApp()
       const serving = await serve(app, {
