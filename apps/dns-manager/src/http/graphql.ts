@@ -286,11 +286,16 @@ export function mountGraphQL(
   }
 }
 
-/** A Host header a URL can be made of (HTTP/1.0 may send none: Yoga then uses localhost). */
+/**
+ * A Host header a URL can be made of, and nothing more: no path, query, fragment or user part,
+ * which would move the URL Yoga makes off its endpoint (a 404 with no body). HTTP/1.0 may send
+ * none: Yoga then uses localhost.
+ */
 function validHost(host: string | undefined): boolean {
   if (host === undefined) return true
+  if (!/^[^/?#@\\\s]+$/.test(host)) return false
   try {
-    return new URL(`http://${host}/`).host !== ''
+    return new URL(`http://${host}/`).hostname !== ''
   } catch {
     return false
   }
