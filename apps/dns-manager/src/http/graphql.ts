@@ -232,6 +232,11 @@ export function mountGraphQL(
       // made it throw, a 500 with its stack trace as text.
       if (!validHost(req.headers.host))
         throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
+      // Express matched the mount path ignoring case and what follows it; Yoga answers only its
+      // endpoint exactly, and anything else with a bodiless 404.
+      const path = req.originalUrl.split('?')[0]
+      if (!options.endpoints.includes(path ?? ''))
+        throw new ApiError('not_found', `no route for ${req.method} ${path}`)
       if (req.method === 'OPTIONS') {
         // No CORS headers: like the REST routes, /graphql is not for other origins' pages.
         res.status(204).set('Allow', 'GET, POST').end()

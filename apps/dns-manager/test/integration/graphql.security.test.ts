@@ -57,6 +57,18 @@ describe('GraphQL hardening', () => {
     )
   })
 
+  it.each(['/GRAPHQL', '/graphql/', '/graphql/x', '/Api/V1/GraphQL'])(
+    'when the path is %s (not the endpoint itself), then 404 not_found in the GraphQL shape',
+    async (path) => {
+      const res = await request(app)
+        .post(path)
+        .set(account.headers)
+        .send({ query: '{ quota { balance_cents } }' })
+        .expect(404)
+      expect(res.body).toEqual({ errors: [ourError('not_found')] })
+    },
+  )
+
   it.each(['dns.localhost:8080', 'localhost:80', '[::1]:3003', '127.0.0.1'])(
     'when the Host header is %j, then the document runs',
     async (host) => {
