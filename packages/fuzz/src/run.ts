@@ -3,7 +3,7 @@ import path from 'node:path'
 import { graphqlSchemaSource } from '@quartet/dns-manager/graphql-schema'
 import { operations as dnsRegistry } from '@quartet/dns-manager/operations'
 import type { FaultStack } from '@quartet/faults/stack'
-import { SERVICE_NAMES, type ServiceName } from '@quartet/faults/service-process'
+import type { ServiceName } from '@quartet/faults/service-process'
 import fc from 'fast-check'
 import { type FuzzCase, credentialsOf, extraCases, restCases } from './cases.ts'
 import { graphqlCases, graphqlSchema, rpcCases, rpcMethods } from './dns-styles.ts'
@@ -14,20 +14,26 @@ import { fetchOperations } from './openapi.ts'
 import { acceptedStyles, judge } from './oracle.ts'
 import { send, type WireOutcome } from './wire.ts'
 
-/** How the runs of one suite are shared among the services (dns-manager has three call styles). */
-export const SHARES: Record<ServiceName, number> = {
-  'design-archive': 0.1,
-  'key-info': 0.25,
-  'dns-manager': 0.4,
-  'pickup-share': 0.25,
-}
+/**
+ * The suite's streams: each is one fast-check property, run one request at a time, all streams
+ * in parallel. dns-manager has one per call style. `share` is the stream's part of the runs.
+ */
+export const STREAMS: ReadonlyArray<{ name: string; service: ServiceName; share: number }> = [
+  { name: 'design-archive', service: 'design-archive', share: 0.1 },
+  { name: 'key-info', service: 'key-info', share: 0.25 },
+  { name: 'dns-manager', service: 'dns-manager', share: 0.2 },
+  { name: 'dns-manager/rpc', service: 'dns-manager', share: 0.1 },
+  { name: 'dns-manager/graphql', service: 'dns-manager', share: 0.1 },
+  { name: 'pickup-share', service: 'pickup-share', share: 0.25 },
+]
 
 export interface FuzzOptions {
   seed: number
   /** Generated requests in all (shrinking a failure sends more). */
   runs: number
-  services: readonly ServiceName[]
-  /** fast-check's path of a counterexample, to replay it (one service). */
+  /** Names of the streams to run (STREAMS). */
+  streams: readonly string[]
+  /** fast-check's path of a counterexample, to replay it (one stream). */
   path?: string
   timeoutMs: number
   /** Where the summary goes. */
@@ -37,6 +43,7 @@ export interface FuzzOptions {
 }
 
 export interface ServiceResult {
+  stream: string
   service: ServiceName
   runs: number
   sent: number
@@ -44,29 +51,32 @@ export interface ServiceResult {
   failure?: string
 }
 
-/** The generator of every request for a service, from its running OpenAPI document (and dns-manager's RPC and GraphQL schemas). */
+/** The generator of a stream's requests, from its service's running OpenAPI document (and dns-manager's RPC and GraphQL schemas). */
 export async function arbitraryFor(
-  service: ServiceName,
+  stream: string,
   stack: FaultStack,
   fixtures: Fixtures,
 ): Promise<fc.Arbitrary<FuzzCase>> {
+  const service = streamNamed(stream).service
   const operations = await fetchOperations(stack.services[service].url)
   if (!operations.length) throw new Error(`${service} documents no operation`)
   const creds = credentialsOf(service, fixtures)
+  if (stream === 'dns-manager/rpc')
+    return rpcCases(rpcMethods(operations, new Set(dnsRegistry.map((op) => op.name))), creds)
+  if (stream === 'dns-manager/graphql')
+    return graphqlCases(graphqlSchema(graphqlSchemaSource(dnsRegistry)), creds)
   const arbs: Array<fc.WeightedArbitrary<FuzzCase>> = operations.map((op) => ({
     arbitrary: restCases(service, op, creds),
     weight: 2,
   }))
   arbs.push({ arbitrary: extraCases(service, creds), weight: 2 })
-  if (service === 'dns-manager') {
-    const names = new Set(dnsRegistry.map((op) => op.name))
-    arbs.push({ arbitrary: rpcCases(rpcMethods(operations, names), creds), weight: operations.length })
-    arbs.push({
-      arbitrary: graphqlCases(graphqlSchema(graphqlSchemaSource(dnsRegistry)), creds),
-      weight: operations.length,
-    })
-  }
   return fc.oneof(...arbs)
+}
+
+function streamNamed(name: string) {
+  const stream = STREAMS.find((s) => s.name === name)
+  if (!stream) throw new Error(`no fuzz stream ${name}`)
+  return stream
 }
 
 /**
@@ -79,14 +89,15 @@ export async function fuzz(
   fixtures: Fixtures,
   options: FuzzOptions,
 ): Promise<ServiceResult[]> {
-  const arbs = new Map<ServiceName, fc.Arbitrary<FuzzCase>>()
-  for (const service of options.services) arbs.set(service, await arbitraryFor(service, stack, fixtures))
+  const arbs = new Map<string, fc.Arbitrary<FuzzCase>>()
+  for (const stream of options.streams) arbs.set(stream, await arbitraryFor(stream, stack, fixtures))
+  const shares = options.streams.reduce((sum, name) => sum + streamNamed(name).share, 0)
   const results = await Promise.all(
-    options.services.map(async (service) => {
-      const share = options.services.length === 1 ? 1 : SHARES[service] / sumShares(options.services)
-      const runs = Math.max(1, Math.round(options.runs * share))
-      const arb = arbs.get(service)!
-      const result: ServiceResult = { service, runs, sent: 0, statuses: {} }
+    options.streams.map(async (stream) => {
+      const { service, share } = streamNamed(stream)
+      const runs = Math.max(1, Math.round((options.runs * share) / shares))
+      const arb = arbs.get(stream)!
+      const result: ServiceResult = { stream, service, runs, sent: 0, statuses: {} }
       const process = stack.services[service]
       /** Sends one case and judges the answer: the problem, or null. */
       const probe = async (c: FuzzCase): Promise<string | null> => {
@@ -132,7 +143,7 @@ export async function fuzz(
         )
         if (groups.size)
           result.failure = [...groups]
-            .map(([kind, g]) => `=== ${service} ${kind} (${g.count}×)\n${g.example}`)
+            .map(([kind, g]) => `=== ${stream} ${kind} (${g.count}×)\n${g.example}`)
             .join('\n\n')
         return result
       }
@@ -154,8 +165,8 @@ export async function fuzz(
             ? details.errorInstance.message
             : String(details.errorInstance)
         result.failure = [
-          `${service}: ${error}`,
-          `replay: FUZZ_SEED=${details.seed} FUZZ_SERVICES=${service} FUZZ_PATH=${details.counterexamplePath} pnpm --filter @quartet/fuzz test`,
+          `${stream}: ${error}`,
+          `replay: FUZZ_SEED=${details.seed} FUZZ_STREAMS=${stream} FUZZ_PATH=${details.counterexamplePath} pnpm --filter @quartet/fuzz test`,
           `(after ${details.numRuns} runs and ${details.numShrinks} shrinks)`,
         ].join('\n')
       }
@@ -165,8 +176,6 @@ export async function fuzz(
   writeSummary(results, options)
   return results
 }
-
-const sumShares = (services: readonly ServiceName[]) => services.reduce((a, s) => a + SHARES[s], 0)
 
 function report(c: FuzzCase, outcome: WireOutcome, problem: string): string {
   const answer = outcome.ok
@@ -189,15 +198,20 @@ function writeSummary(results: ServiceResult[], options: FuzzOptions): void {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([s, n]) => `${s}×${n}`)
       .join(' ')
-    lines.push(`${r.service}: ${r.sent} requests (${r.runs} runs) ${statuses}${r.failure ? ' FAILED' : ''}`)
+    lines.push(`${r.stream}: ${r.sent} requests (${r.runs} runs) ${statuses}${r.failure ? ' FAILED' : ''}`)
   }
   writeFileSync(path.join(options.logDir, 'fuzz-summary.txt'), `${lines.join('\n')}\n`)
 }
 
-export function parseServices(value: string | undefined): ServiceName[] {
-  if (!value) return [...SERVICE_NAMES]
-  const names = value.split(',').map((s) => s.trim())
-  for (const n of names)
-    if (!SERVICE_NAMES.includes(n as ServiceName)) throw new Error(`FUZZ_SERVICES: unknown service ${n}`)
-  return names as ServiceName[]
+/** FUZZ_STREAMS: stream or service names (a service stands for all its streams); all when unset. */
+export function parseStreams(value: string | undefined): string[] {
+  if (!value) return STREAMS.map((s) => s.name)
+  const out = new Set<string>()
+  for (const name of value.split(',').map((s) => s.trim())) {
+    const matching = STREAMS.filter((s) => s.name === name || s.service === name)
+    if (!matching.length)
+      throw new Error(`FUZZ_STREAMS: unknown ${name} (streams: ${STREAMS.map((s) => s.name).join(', ')})`)
+    for (const s of matching) out.add(s.name)
+  }
+  return [...out]
 }

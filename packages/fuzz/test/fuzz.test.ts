@@ -2,12 +2,12 @@ import path from 'node:path'
 import { SERVICE_NAMES } from '@quartet/faults/service-process'
 import { type FaultStack, startFaultStack } from '@quartet/faults/stack'
 import { type Fixtures, makeFixtures } from '../src/fixtures.ts'
-import { fuzz, parseServices } from '../src/run.ts'
+import { fuzz, parseStreams } from '../src/run.ts'
 
 /** The fixed seed CI runs; FUZZ_SEED picks another, FUZZ_RUNS a longer run (README). */
 const SEED = Number(process.env.FUZZ_SEED ?? 190007)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6000)
-const SERVICES = parseServices(process.env.FUZZ_SERVICES)
+const STREAMS = parseStreams(process.env.FUZZ_STREAMS)
 const PATH = process.env.FUZZ_PATH || undefined
 const TIMEOUT_MS = Number(process.env.FUZZ_TIMEOUT_MS ?? 15_000)
 const SURVEY = process.env.FUZZ_SURVEY === '1'
@@ -33,7 +33,7 @@ beforeAll(async () => {
   if (!Number.isInteger(SEED) || !Number.isInteger(RUNS) || RUNS < 1)
     throw new Error('FUZZ_SEED and FUZZ_RUNS must be integers (FUZZ_RUNS ≥ 1)')
   console.log(
-    `fuzz: seed ${SEED}, ${RUNS} runs, services ${SERVICES.join(', ')}${PATH ? `, path ${PATH}` : ''}`,
+    `fuzz: seed ${SEED}, ${RUNS} runs, streams ${STREAMS.join(', ')}${PATH ? `, path ${PATH}` : ''}`,
   )
   stack = await startFaultStack('fuzz', SERVICE_NAMES, {
     env: ENV,
@@ -51,7 +51,7 @@ test('when mutated requests reach every operation of the four services, then non
   const results = await fuzz(stack!, fixtures, {
     seed: SEED,
     runs: RUNS,
-    services: SERVICES,
+    streams: STREAMS,
     ...(PATH ? { path: PATH } : {}),
     timeoutMs: TIMEOUT_MS,
     logDir: LOG_DIR,
