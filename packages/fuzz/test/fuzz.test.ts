@@ -11,6 +11,8 @@ const STREAMS = parseStreams(process.env.FUZZ_STREAMS)
 const PATH = process.env.FUZZ_PATH || undefined
 const TIMEOUT_MS = Number(process.env.FUZZ_TIMEOUT_MS ?? 15_000)
 const SURVEY = process.env.FUZZ_SURVEY === '1'
+// The CI seed takes about 2.5 minutes; a longer run (FUZZ_RUNS) gets the time it needs.
+const TEST_TIMEOUT_MS = Math.max(900_000, RUNS * 200)
 const LOG_DIR = path.join(__dirname, '..', 'logs')
 
 // Limits that would turn most generated requests into 429s are raised: the suite is about
@@ -64,4 +66,4 @@ test('when mutated requests reach every operation of the four services, then non
       throw new Error(`${name} is no longer running\n${stack!.services[name].tail()}`)
   const sent = results.reduce((n, r) => n + r.sent, 0)
   if (!PATH) expect(sent).toBeGreaterThanOrEqual(results.reduce((n, r) => n + r.runs, 0))
-}, 900_000)
+}, TEST_TIMEOUT_MS)
