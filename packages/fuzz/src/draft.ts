@@ -55,7 +55,7 @@ export function toWire(d: Draft): WireRequest {
 }
 
 /** The request as a reader (and `curl`) can replay it: the head in full, the body shortened. */
-export function describe(d: Draft): string {
+export function describeRequest(d: Draft): string {
   const wire = toWire(d)
   const lines = [`${wire.method} ${clip(wire.target)} HTTP/1.1`]
   if (wire.host !== undefined)

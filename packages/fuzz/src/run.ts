@@ -7,7 +7,7 @@ import type { ServiceName } from '@quartet/faults/service-process'
 import fc from 'fast-check'
 import { type FuzzCase, credentialsOf, extraCases, restCases } from './cases.ts'
 import { graphqlCases, graphqlSchema, rpcCases, rpcMethods } from './dns-styles.ts'
-import { describe, toWire } from './draft.ts'
+import { describeRequest, toWire } from './draft.ts'
 import type { Fixtures } from './fixtures.ts'
 import { TOLERATED } from './known.ts'
 import { fetchOperations } from './openapi.ts'
@@ -186,7 +186,7 @@ function report(c: FuzzCase, outcome: WireOutcome, problem: string): string {
     `operation: ${c.operation} (${c.auth}, from ${c.from})`,
     `mutations: ${c.mutations.map((m) => m.name).join(' | ') || '(none: the valid request)'}`,
     'request:',
-    describe(c.draft),
+    describeRequest(c.draft),
     answer,
   ].join('\n')
 }

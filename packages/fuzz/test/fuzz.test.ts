@@ -49,21 +49,25 @@ afterAll(async () => {
   await stack?.close()
 })
 
-test('when mutated requests reach every operation of the four services, then none is a 5xx, an error outside the envelope, a reset or a crash', async () => {
-  const results = await fuzz(stack!, fixtures, {
-    seed: SEED,
-    runs: RUNS,
-    streams: STREAMS,
-    ...(PATH ? { path: PATH } : {}),
-    timeoutMs: TIMEOUT_MS,
-    logDir: LOG_DIR,
-    survey: SURVEY,
-  })
-  const failures = results.flatMap((r) => (r.failure ? [r.failure] : []))
-  if (failures.length) throw new Error(`seed ${SEED}\n\n${failures.join('\n\n')}`)
-  for (const name of SERVICE_NAMES)
-    if (!stack!.services[name].running)
-      throw new Error(`${name} is no longer running\n${stack!.services[name].tail()}`)
-  const sent = results.reduce((n, r) => n + r.sent, 0)
-  if (!PATH) expect(sent).toBeGreaterThanOrEqual(results.reduce((n, r) => n + r.runs, 0))
-}, TEST_TIMEOUT_MS)
+test(
+  'when mutated requests reach every operation of the four services, then none is a 5xx, an error outside the envelope, a reset or a crash',
+  async () => {
+    const results = await fuzz(stack!, fixtures, {
+      seed: SEED,
+      runs: RUNS,
+      streams: STREAMS,
+      ...(PATH ? { path: PATH } : {}),
+      timeoutMs: TIMEOUT_MS,
+      logDir: LOG_DIR,
+      survey: SURVEY,
+    })
+    const failures = results.flatMap((r) => (r.failure ? [r.failure] : []))
+    if (failures.length) throw new Error(`seed ${SEED}\n\n${failures.join('\n\n')}`)
+    for (const name of SERVICE_NAMES)
+      if (!stack!.services[name].running)
+        throw new Error(`${name} is no longer running\n${stack!.services[name].tail()}`)
+    const sent = results.reduce((n, r) => n + r.sent, 0)
+    if (!PATH) expect(sent).toBeGreaterThanOrEqual(results.reduce((n, r) => n + r.runs, 0))
+  },
+  TEST_TIMEOUT_MS,
+)
