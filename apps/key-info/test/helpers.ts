@@ -71,6 +71,7 @@ export async function mintKey(
       isFreeTier: false,
       allowedDataRegions: ['global'],
       freeModelDailyLimit: null,
+      externalUser: null,
       ...rest,
     },
   )

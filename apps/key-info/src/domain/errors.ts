@@ -8,6 +8,7 @@ export const keyInfoErrorStatus = defineErrorCodes({
   api_key_expired: 401,
   management_key_required: 403,
   key_not_found: 404,
+  workspace_not_found: 404,
 } as const)
 
 declare module '@quartet/core/errors' {

@@ -78,6 +78,8 @@ export interface ManagedKey extends SpendFields {
   updated_at: string
   expires_at: string | null
   creator_user_id: string
+  /** OpenRouter's `external.user` given at creation, or null. */
+  external_user: string | null
   workspace_id: string
 }
 
@@ -223,6 +225,7 @@ export function toManagedKey(key: KeyWithUsage): ManagedKey {
     updated_at: key.updatedAt.toISOString(),
     expires_at: key.expiresAt?.toISOString() ?? null,
     creator_user_id: key.creatorUserId,
+    external_user: key.externalUser,
     workspace_id: key.workspaceId,
   }
 }
@@ -239,6 +242,20 @@ export interface CreateKeyInput {
   isFreeTier: boolean
   allowedDataRegions: DataRegion[]
   freeModelDailyLimit: number | null
+  /** OpenRouter's `external.user`: the partner's end-user the key is attributed to. */
+  externalUser: string | null
+}
+
+/**
+ * Where a management key asks to work (OpenRouter's `workspace_id`). OpenRouter lets an
+ * organization's management key reach each of its workspaces; in key-info a workspace is the
+ * tenant, so a management key reaches its own workspace only: naming it is the same as naming
+ * none, and any other workspace is as unknown as a missing one (404, nothing revealed).
+ */
+function reachableWorkspace(caller: KeyRow, workspaceId: string | undefined): string {
+  if (workspaceId !== undefined && workspaceId !== caller.workspaceId)
+    throw new ApiError('workspace_not_found', `no workspace ${workspaceId}`)
+  return caller.workspaceId
 }
 
 function assertFuture(expiresAt: Date | null | undefined, now: Date): void {
@@ -267,23 +284,44 @@ export async function createKey(
   return { key: token, data: toManagedKey({ ...row, windows: NO_USAGE }) }
 }
 
-/** A management key creates a key in its own workspace; the key's creator is the caller's creator. */
+/** Who a management key creates a key for: OpenRouter's `workspace_id` and `creator_user_id`. */
+export interface KeyOwnerChoice {
+  /** The workspace to create the key in; only the caller's own is reachable (default). */
+  workspaceId?: string
+  /** The member the key is attributed to; default (also for null): the caller's creator. */
+  creatorUserId?: string | null
+}
+
+/** A management key creates a key in its own workspace, by default on behalf of its own creator. */
 export async function createWorkspaceKey(
   deps: Pick<KeyDeps, 'keys' | 'clock'>,
   caller: KeyRow,
   input: CreateKeyInput,
+  owner: KeyOwnerChoice = {},
 ): Promise<{ key: string; data: ManagedKey }> {
   requireManagementKey(caller)
-  return createKey(deps, { workspaceId: caller.workspaceId, creatorUserId: caller.creatorUserId }, input)
+  return createKey(
+    deps,
+    {
+      workspaceId: reachableWorkspace(caller, owner.workspaceId),
+      creatorUserId: owner.creatorUserId ?? caller.creatorUserId,
+    },
+    input,
+  )
 }
 
 export async function listKeys(
   deps: Pick<KeyDeps, 'keys' | 'clock'>,
   caller: KeyRow,
-  page: { offset: number; limit: number; includeDisabled: boolean },
+  page: { offset: number; limit: number; includeDisabled: boolean; workspaceId?: string },
 ): Promise<ManagedKey[]> {
   requireManagementKey(caller)
-  const rows = await deps.keys.listWithUsage(caller.workspaceId, page, usageWindows(deps.clock.now()))
+  const workspaceId = reachableWorkspace(caller, page.workspaceId)
+  const rows = await deps.keys.listWithUsage(
+    workspaceId,
+    { offset: page.offset, limit: page.limit, includeDisabled: page.includeDisabled },
+    usageWindows(deps.clock.now()),
+  )
   return rows.map(toManagedKey)
 }
 

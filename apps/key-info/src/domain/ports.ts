@@ -22,6 +22,8 @@ export interface KeyRow {
   freeModelDailyLimit: number | null
   creatorUserId: string
   organizationId: string | null
+  /** OpenRouter's `external.user`: the partner's end-user the key is attributed to. */
+  externalUser: string | null
   /** All-time totals, µUSD. */
   usageMicros: bigint
   byokUsageMicros: bigint
@@ -56,6 +58,7 @@ export interface NewKey {
   allowedDataRegions: DataRegion[]
   freeModelDailyLimit: number | null
   creatorUserId: string
+  externalUser: string | null
   expiresAt: Date | null
 }
 
