@@ -113,6 +113,7 @@ const keysCreate = async (args: CliArgs) => {
         allowedDataRegions: ['global'],
         freeModelDailyLimit: null,
         externalUser: null,
+        externalApiKey: null,
       },
     )
     return { key: created.key, hash: created.data.hash }

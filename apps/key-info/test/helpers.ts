@@ -72,6 +72,7 @@ export async function mintKey(
       allowedDataRegions: ['global'],
       freeModelDailyLimit: null,
       externalUser: null,
+      externalApiKey: null,
       ...rest,
     },
   )

@@ -1,3 +1,4 @@
+import { deflateRawSync } from 'node:zlib'
 import { generateToken, hashToken, maskToken } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
@@ -244,6 +245,32 @@ export interface CreateKeyInput {
   freeModelDailyLimit: number | null
   /** OpenRouter's `external.user`: the partner's end-user the key is attributed to. */
   externalUser: string | null
+  /** OpenRouter's `external.api_key` (plaintext; only its SHA-256 is kept), or null. */
+  externalApiKey: string | null
+}
+
+/** OpenRouter's rule for a partner-supplied lookup key: at least 32 characters… */
+export const EXTERNAL_API_KEY_MIN_LENGTH = 32
+/**
+ * …and "sufficient entropy", judged two ways: its characters, counted by their own frequencies,
+ * must carry this many bits (Shannon; 32 random hex digits score about 118), and deflate must
+ * not shrink it below 128 bits (a repeated run such as `abcdefgh` × 8 passes the first test only).
+ */
+export const EXTERNAL_API_KEY_MIN_BITS = 96
+const EXTERNAL_API_KEY_MIN_DEFLATED_BYTES = 16
+
+/** Why a partner's lookup key is refused, or undefined when it may be used. */
+export function externalApiKeyProblem(key: string): string | undefined {
+  if (key.length < EXTERNAL_API_KEY_MIN_LENGTH)
+    return `must be at least ${EXTERNAL_API_KEY_MIN_LENGTH} characters`
+  const chars = [...key]
+  const counts = new Map<string, number>()
+  for (const ch of chars) counts.set(ch, (counts.get(ch) ?? 0) + 1)
+  let bits = 0
+  for (const c of counts.values()) bits -= c * Math.log2(c / chars.length)
+  if (bits < EXTERNAL_API_KEY_MIN_BITS || deflateRawSync(key).length < EXTERNAL_API_KEY_MIN_DEFLATED_BYTES)
+    return 'is too predictable: use a random key (128 bits or more)'
+  return undefined
 }
 
 /**
@@ -273,14 +300,18 @@ export async function createKey(
   input: CreateKeyInput,
 ): Promise<{ key: string; data: ManagedKey }> {
   assertFuture(input.expiresAt, deps.clock.now())
+  const { externalApiKey, ...fields } = input
   const token = generateToken(KEY_PREFIX, KEY_BYTES)
   const row = await deps.keys.create({
     hash: hashToken(token),
     workspaceId: owner.workspaceId,
     creatorUserId: owner.creatorUserId,
     label: maskToken(token),
-    ...input,
+    externalApiKeyHash: externalApiKey === null ? null : hashToken(externalApiKey),
+    ...fields,
   })
+  if (row === 'external_api_key_taken')
+    throw new ApiError('external_api_key_in_use', 'external.api_key is already in use by another key')
   return { key: token, data: toManagedKey({ ...row, windows: NO_USAGE }) }
 }
 

@@ -2,7 +2,14 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import type { Express } from 'express'
 import { z } from 'zod'
-import { createWorkspaceKey, deleteKey, getKey, listKeys, updateKey } from '../domain/keys.ts'
+import {
+  createWorkspaceKey,
+  deleteKey,
+  externalApiKeyProblem,
+  getKey,
+  listKeys,
+  updateKey,
+} from '../domain/keys.ts'
 import { usdToMicros } from '../domain/money.ts'
 import type { KeyPatch } from '../domain/ports.ts'
 import { callerOf, managementKey, noStore } from './auth.ts'
@@ -86,11 +93,16 @@ export const ZCreateKey = z
     external: z
       .object({
         user: ZUserId.describe("the partner's end-user identifier, for attribution"),
-        // OpenRouter lets a partner supply the key's secret itself; key-info always mints it.
         api_key: z
-          .unknown()
-          .refine((v) => v === undefined, 'is not supported: key-info always mints the key itself')
-          .optional(),
+          .string()
+          .superRefine((key, ctx) => {
+            const problem = externalApiKeyProblem(key)
+            if (problem) ctx.addIssue({ code: 'custom', message: problem })
+          })
+          .optional()
+          .describe(
+            "the partner's lookup key for this key (≥ 32 random characters): kept as SHA-256, never returned",
+          ),
       })
       .strict()
       .optional()
@@ -164,6 +176,7 @@ export function registerKeysRoutes(app: Express, deps: RouteDeps): void {
         allowedDataRegions: body.allowed_data_regions ?? ['global'],
         freeModelDailyLimit: body.free_model_daily_limit ?? null,
         externalUser: body.external?.user ?? null,
+        externalApiKey: body.external?.api_key ?? null,
       },
       { workspaceId: body.workspace_id, creatorUserId: body.creator_user_id },
     )
@@ -213,7 +226,11 @@ export const keysOperations: OperationDoc[] = [
     tags: ['keys'],
     security: ['bearer'],
     request: list,
-    responses: { 200: { description: 'a page of keys, newest first', schema: ZKeyList }, ...errors },
+    responses: {
+      200: { description: 'a page of keys, newest first', schema: ZKeyList },
+      ...errors,
+      404: { description: 'workspace_id names a workspace this key cannot reach', schema: ZError },
+    },
   },
   {
     method: 'post',
@@ -223,7 +240,12 @@ export const keysOperations: OperationDoc[] = [
     tags: ['keys'],
     security: ['bearer'],
     request: create,
-    responses: { 201: { description: 'the new key', schema: ZCreatedKey }, ...errors },
+    responses: {
+      201: { description: 'the new key', schema: ZCreatedKey },
+      ...errors,
+      404: { description: 'workspace_id names a workspace this key cannot reach', schema: ZError },
+      409: { description: 'external.api_key is already the lookup key of another key', schema: ZError },
+    },
   },
   {
     method: 'get',

@@ -9,7 +9,7 @@ import type {
   NewKey,
 } from '../domain/ports.ts'
 import type { UsageWindows } from '../domain/windows.ts'
-import type { ApiKey } from '../generated/prisma/client.ts'
+import { type ApiKey, Prisma } from '../generated/prisma/client.ts'
 import { type Db, rawOf } from './db.ts'
 
 interface KeyUsageSqlRow {
@@ -135,6 +135,9 @@ function fromModel(k: ApiKey): KeyRow {
   }
 }
 
+const isUniqueViolation = (err: unknown) =>
+  err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002'
+
 /**
  * The hot read runs as a named prepared statement: planning it costs Postgres more than running
  * it. The name is unique per connection (random, so also across processes), because an embedded PGlite serves
@@ -183,7 +186,13 @@ export function createKeyRepository(db: Db): KeyStore {
     },
 
     async create(key: NewKey) {
-      return fromModel(await db.apiKey.create({ data: key }))
+      try {
+        return fromModel(await db.apiKey.create({ data: key }))
+      } catch (err) {
+        // The key's own hash is 256 random bits: a unique violation can only be the lookup key.
+        if (key.externalApiKeyHash !== null && isUniqueViolation(err)) return 'external_api_key_taken'
+        throw err
+      }
     },
 
     async createWorkspace(name) {

@@ -1,5 +1,6 @@
 import request from 'supertest'
 import { fixedClock } from '@quartet/core/clock'
+import { randomBytes } from 'node:crypto'
 import { hashToken } from '@quartet/core/auth'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
 import { ZCreatedKey, ZKeyList } from '../../src/http/keys.ts'
@@ -11,6 +12,9 @@ const app = () => buildApp(deps, { clock: fixedClock(NOW) })
 async function admin() {
   return mintKey(deps, { isManagementKey: true })
 }
+
+/** A lookup key good enough for OpenRouter's rule: 64 random-looking hex digits. */
+const LOOKUP_KEY = randomBytes(32).toString('hex')
 
 const keyCount = (workspaceId: string) => deps.db.apiKey.count({ where: { workspaceId } })
 
@@ -255,6 +259,45 @@ describe("management keys: OpenRouter's create parameters", () => {
   })
 })
 
+describe('management keys: external.api_key, a partner lookup key', () => {
+  it('when a key is created with one, then only its SHA-256 is stored and no answer ever shows it', async () => {
+    const mk = await admin()
+    const lookup = randomBytes(24).toString('base64url') // 32 characters, 192 bits
+    const res = await request(app())
+      .post('/api/v1/keys')
+      .set(bearer(mk.key))
+      .send({ name: 'partner', external: { user: 'partner-user-1', api_key: lookup } })
+      .expect(201)
+    expect(res.text).not.toContain(lookup)
+    const stored = await deps.db.apiKey.findUniqueOrThrow({ where: { hash: res.body.data.hash } })
+    expect(stored.externalApiKeyHash).toBe(hashToken(lookup))
+    const read = await request(app()).get(`/api/v1/keys/${res.body.data.hash}`).set(bearer(mk.key))
+    const listed = await request(app()).get('/api/v1/keys').set(bearer(mk.key))
+    expect(read.text + listed.text).not.toContain(lookup)
+    expect(read.text + listed.text).not.toContain(hashToken(lookup))
+  })
+
+  it('when two workspaces create keys with the same lookup key at once, then exactly one wins and the other is 409', async () => {
+    const [a, b] = [await admin(), await admin()]
+    const lookup = randomBytes(32).toString('hex')
+    const results = await Promise.all(
+      [a, b, a, b, a, b].map((mk, i) =>
+        request(app())
+          .post('/api/v1/keys')
+          .set(bearer(mk.key))
+          .send({ name: `racer ${i}`, external: { user: 'u', api_key: lookup } }),
+      ),
+    )
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409])
+    for (const r of results.filter((r) => r.status === 409))
+      expect(r.body).toEqual({
+        error: { code: 409, message: 'external.api_key is already in use by another key' },
+      })
+    expect(await deps.db.apiKey.count({ where: { externalApiKeyHash: hashToken(lookup) } })).toBe(1)
+    expect((await keyCount(a.workspaceId)) + (await keyCount(b.workspaceId))).toBe(3)
+  })
+})
+
 describe('management keys: workspace isolation', () => {
   it("when a management key reaches for another workspace's key, then it is 404 everywhere and nothing changes", async () => {
     const mine = await admin()
@@ -307,6 +350,13 @@ describe('management keys: bad input is 400 and writes nothing', () => {
     ['an unknown field in external', { name: 'n', external: { user: 'u', id: 1 } }],
     ['a malformed workspace_id', { name: 'n', workspace_id: 'default' }],
     ['an empty creator_user_id', { name: 'n', creator_user_id: '' }],
+    [
+      'a 31-character external.api_key',
+      { name: 'n', external: { user: 'u', api_key: LOOKUP_KEY.slice(0, 31) } },
+    ],
+    ['a one-letter external.api_key', { name: 'n', external: { user: 'u', api_key: 'a'.repeat(64) } }],
+    ['a repeated external.api_key', { name: 'n', external: { user: 'u', api_key: 'abcdefgh'.repeat(8) } }],
+    ['external.api_key without external.user', { name: 'n', external: { api_key: LOOKUP_KEY } }],
   ]
   it.each(createCases)('when POST /api/v1/keys has %s, then 400', async (_n, body) => {
     const mk = await admin()
@@ -346,19 +396,6 @@ describe('management keys: bad input is 400 and writes nothing', () => {
       const res = await request(app()).get(`/api/v1/keys?${q}`).set(bearer(mk.key))
       expect([q, res.status]).toEqual([q, 400])
     }
-  })
-
-  it('when external.api_key is given, then 400 says key-info mints keys itself, and nothing is written', async () => {
-    const mk = await admin()
-    const res = await request(app())
-      .post('/api/v1/keys')
-      .set(bearer(mk.key))
-      .send({ name: 'n', external: { user: 'u', api_key: 'p'.repeat(40) } })
-      .expect(400)
-    expect(res.body.error.message).toBe(
-      'body.external.api_key: is not supported: key-info always mints the key itself',
-    )
-    expect(await keyCount(mk.workspaceId)).toBe(1)
   })
 
   it('when the hash in the path is malformed, then 400', async () => {
