@@ -16,10 +16,14 @@ export interface CounterHit {
   maybeInKv?: boolean
 }
 
-/** A kv failure after the command went out (its outcome unknown), not a refusal to send it. */
+/**
+ * A kv failure after the command went out (its outcome unknown), not a refusal to send it. Only
+ * the words of a deadline that expired count: a refusal during a pause ("kv not connected
+ * (paused: Redis did not answer moments ago)") was never sent.
+ */
 function mayHaveRun(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause)
-    if (/did not answer|Command timed out/.test(e.message)) return true
+    if (/^(kv did not answer|Command timed out)/.test(e.message)) return true
   return false
 }
 
@@ -65,19 +69,26 @@ export class WindowCounters {
     }
   }
 
-  /** Takes a hit back where it was counted; best effort (a lost undo errs on the strict side). */
+  /**
+   * Takes a hit back where it was counted. A take-back kv refused without running it (down, or
+   * paused after a slow answer) is owed and paid once kv answers: during a Postgres outage every
+   * code check is taken back, and losing those would lock honest addresses out. One whose outcome
+   * is unknown (kv did not answer in time) is dropped, erring on the strict side.
+   */
   async undo(key: string, hit: CounterHit, windowMs: number): Promise<void> {
-    try {
-      if (hit.shared) await this.kv.hitWindow(key, -1, windowMs)
-      else {
-        await this.local.hitWindow(key, -1, windowMs)
-        // A frozen Redis counts the hit when it wakes: without this, a right code tried during
-        // the freeze would stay a failure in kv, and an honest address could end up refused.
-        if (hit.maybeInKv) this.owe(key, windowMs)
+    if (hit.shared) {
+      try {
+        await this.kv.hitWindow(key, -1, windowMs)
+      } catch (err) {
+        this.onFallback(err)
+        if (!mayHaveRun(err)) this.owe(key, windowMs)
       }
-    } catch (err) {
-      this.onFallback(err)
+      return
     }
+    await this.local.hitWindow(key, -1, windowMs)
+    // A frozen Redis counts the hit when it wakes: without this, a right code tried during
+    // the freeze would stay a failure in kv, and an honest address could end up refused.
+    if (hit.maybeInKv) this.owe(key, windowMs)
   }
 
   private owe(key: string, windowMs: number): void {

@@ -78,4 +78,56 @@ describe('WindowCounters', () => {
       await counters.close()
     }
   })
+
+  it('when kv refuses to take a hit back (paused after a slow answer), then the take-back is owed and paid once kv answers', async () => {
+    const inner = new MemoryKeyValueStore()
+    let refusing = false
+    const paused = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop !== 'hitWindow') return Reflect.get(target, prop, receiver)
+        return async (key: string, by: number, windowMs: number) => {
+          if (refusing) throw new Error('kv not connected (paused: Redis did not answer moments ago)')
+          return target.hitWindow(key, by, windowMs)
+        }
+      },
+    }) as KeyValueStore
+    const counters = new WindowCounters(paused)
+    try {
+      // Twelve right codes checked during a database outage, each taken back while kv pauses.
+      for (let i = 0; i < 12; i++) {
+        const hit = await counters.hit('guess:ip:203.0.113.9', 60_000)
+        expect(hit).toMatchObject({ shared: true, count: 1 })
+        refusing = true
+        await counters.undo('guess:ip:203.0.113.9', hit, 60_000)
+        refusing = false
+      }
+      // Each count reported left the owed take-backs out (count 1 every time), and kv is paid back.
+      await new Promise((resolve) => setTimeout(resolve, 1200))
+      expect(await countOf(inner, 'guess:ip:203.0.113.9')).toBe(0)
+      expect(await counters.hit('guess:ip:203.0.113.9', 60_000)).toMatchObject({ shared: true, count: 1 })
+    } finally {
+      await counters.close()
+    }
+  })
+
+  it('when a hit is refused during a pause, then it is not taken for one kv may have counted', async () => {
+    const inner = new MemoryKeyValueStore()
+    const paused = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'hitWindow')
+          return async () =>
+            Promise.reject(new Error('kv not connected (paused: Redis did not answer moments ago)'))
+        return Reflect.get(target, prop, receiver)
+      },
+    }) as KeyValueStore
+    const counters = new WindowCounters(paused)
+    try {
+      expect(await counters.hit('guess:ip:203.0.113.10', 60_000)).toMatchObject({
+        shared: false,
+        maybeInKv: false,
+      })
+    } finally {
+      await counters.close()
+    }
+  })
 })
