@@ -105,7 +105,8 @@ export function registerUpload(app: Express, s: Services): void {
   for (const kind of ['blob', 'repo'] as const)
     app.put(`/api/${kind}/upload`, async (req: Request, res) => {
       res.set('Connection', 'close')
-      if ((req as Request & { _body?: boolean })._body)
+      // The JSON parser has read a JSON body already (body-parser 2 leaves req.body unset otherwise).
+      if (req.body !== undefined || req.is(['application/json', '+json']))
         throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
       const length = req.headers['content-length']
       const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
