@@ -175,11 +175,15 @@ export class ShareService {
    */
   async receiveBlobUpload(
     token: string | undefined,
-    body: Readable,
+    /**
+     * Called once the upload is accepted: the body to read. Nothing of it is read before (an HTTP
+     * client waiting for `100 Continue` gets it then).
+     */
+    acceptBody: () => Readable,
     declaredLength: number | null,
-    kind: 'blob' | 'repo' = 'blob',
+    options: { kind?: 'blob' | 'repo' } = {},
   ) {
-    const { claims, driver } = await this.checkBlobUpload(token, declaredLength, kind)
+    const { claims, driver } = await this.checkBlobUpload(token, declaredLength, options.kind ?? 'blob')
     // From here the permission is in use: its reservation is not given back at expiry.
     const started = this.d.clock.now()
     if (!(await this.d.shares.markUploadStarted(claims.instance, claims.pathname, started)))
@@ -188,7 +192,7 @@ export class ShareService {
         'the upload permission is no longer valid; ask for a new one',
       )
     try {
-      const { size } = await driver.put(claims.pathname, body, {
+      const { size } = await driver.put(claims.pathname, acceptBody(), {
         size: claims.size,
         maxBytes: claims.maxBytes,
         allowOverwrite: claims.allowOverwrite,
