@@ -1,0 +1,133 @@
+import { ApiError } from '@quartet/core/errors'
+import type { Principal } from './accounts.ts'
+import { type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
+import { fqdnOf, MAX_NAME_LENGTH } from './names.ts'
+import type { RecordRow, SubdomainRow } from './ports.ts'
+import {
+  checkCnameRules,
+  rdataOf,
+  type RecordInput,
+  type RecordType,
+  type RecordValues,
+  validateRecord,
+} from './records.ts'
+import { ownSubdomain } from './subdomains.ts'
+import { writeRecord } from './sync.ts'
+import { afterId, asValues, confirmedView, cursorOf, type Page, type RecordView } from './views.ts'
+
+export type RecordPatch = Partial<Omit<RecordInput, 'type'>> & { type?: RecordType | undefined }
+
+type ReadDeps = Pick<DomainDeps, 'subdomains' | 'records'>
+type WriteDeps = Pick<DomainDeps, 'subdomains' | 'records' | 'provider' | 'clock' | 'logger' | 'settings'>
+
+/** What a new or changed record must not break among the subdomain's other records. */
+function planChecks(s: SubdomainRow, records: RecordRow[], values: RecordValues, selfId?: number) {
+  const others = records.filter((r) => r.id !== selfId && r.state !== 'pending_delete')
+  checkCnameRules(values, others)
+  const rdata = rdataOf(values)
+  if (others.some((r) => r.name === values.name && r.type === values.type && rdataOf(asValues(r)) === rdata))
+    throw new ApiError('bad_request', 'content: the same record already exists', { field: 'content' })
+  if (fqdnOf(values.name, s.fullDomain).length > MAX_NAME_LENGTH)
+    throw new ApiError('bad_request', 'name: the full name is too long', { field: 'name' })
+}
+
+function findMutable(records: RecordRow[], id: number): RecordRow {
+  const r = records.find((x) => x.id === id)
+  if (!r || r.state === 'pending_create')
+    throw new ApiError('dns_record_not_found', `no DNS record ${id} here`)
+  if (r.state !== 'active')
+    throw new ApiError('conflict', `DNS record ${id} has a change in progress; retry in a moment`)
+  return r
+}
+
+export async function listRecords(
+  deps: ReadDeps,
+  p: Principal,
+  input: Page & { subdomain_id: number; type?: RecordType | undefined; name?: string | undefined },
+) {
+  await ownSubdomain(deps, p, input.subdomain_id)
+  const limit = input.per_page ?? PER_PAGE_DEFAULT
+  const rows = (await deps.records.listRecords(input.subdomain_id, { afterId: afterId(input.cursor) }))
+    .map(confirmedView)
+    .filter((r): r is RecordView => r !== null)
+    .filter(
+      (r) => (!input.type || r.type === input.type) && (!input.name || r.name === input.name.toLowerCase()),
+    )
+  const page = rows.slice(0, limit)
+  return { dns_records: page, next_cursor: rows.length > limit ? cursorOf(page.at(-1)?.id) : null }
+}
+
+export async function getRecord(deps: ReadDeps, p: Principal, input: { subdomain_id: number; id: number }) {
+  await ownSubdomain(deps, p, input.subdomain_id)
+  const r = await deps.records.getRecord(input.subdomain_id, input.id)
+  const view = r && confirmedView(r)
+  if (!view)
+    throw new ApiError('dns_record_not_found', `no DNS record ${input.id} on subdomain ${input.subdomain_id}`)
+  return { dns_record: view }
+}
+
+export async function createRecord(
+  deps: WriteDeps,
+  p: Principal,
+  input: RecordInput & { subdomain_id: number },
+) {
+  const { settings } = deps
+  const { subdomain_id, ...record } = input
+  const row = await writeRecord(deps, p, subdomain_id, (s, records) => {
+    if (records.length >= settings.maxRecordsPerSubdomain)
+      throw new ApiError(
+        'bad_request',
+        `a subdomain holds at most ${settings.maxRecordsPerSubdomain} records`,
+        {
+          field: 'subdomain_id',
+          limit: settings.maxRecordsPerSubdomain,
+        },
+      )
+    const values = validateRecord(record, s.fullDomain, {
+      allowPrivateAddresses: settings.allowPrivateAddresses,
+    })
+    planChecks(s, records, values)
+    return { op: 'create', values }
+  })
+  return getRecord(deps, p, { subdomain_id, id: row.id })
+}
+
+export async function updateRecord(
+  deps: WriteDeps,
+  p: Principal,
+  input: RecordPatch & { subdomain_id: number; id: number },
+) {
+  const { subdomain_id, id, ...patch } = input
+  await writeRecord(deps, p, subdomain_id, (s, records) => {
+    const current = findMutable(records, id)
+    const merged: RecordInput = {
+      name: patch.name ?? current.name,
+      type: patch.type ?? (current.type as RecordType),
+      content: patch.content ?? current.content,
+      ttl: patch.ttl ?? current.ttl,
+      priority: patch.priority ?? current.priority ?? undefined,
+      weight: patch.weight ?? current.weight ?? undefined,
+      port: patch.port ?? current.port ?? undefined,
+      flag: patch.flag ?? current.flag ?? undefined,
+      tag: patch.tag ?? current.tag ?? undefined,
+    }
+    const values = validateRecord(merged, s.fullDomain, {
+      allowPrivateAddresses: deps.settings.allowPrivateAddresses,
+    })
+    planChecks(s, records, values, id)
+    return { op: 'update', id, values }
+  })
+  return getRecord(deps, p, { subdomain_id, id })
+}
+
+export async function deleteRecord(
+  deps: WriteDeps,
+  p: Principal,
+  input: { subdomain_id: number; id: number },
+) {
+  await writeRecord(deps, p, input.subdomain_id, (_s, records) => {
+    findMutable(records, input.id)
+    return { op: 'delete', id: input.id }
+  })
+  return { deleted: true as const, id: input.id }
+}

@@ -1,0 +1,207 @@
+/**
+ * What the domain needs from storage, one port per operation group; src/store implements them
+ * over Prisma/Postgres and returns plain objects. The upstream DNS provider port is provider.ts.
+ */
+import type { RecordValues } from './records.ts'
+
+export interface AccountRow {
+  id: string
+  email: string
+  balanceCents: number
+  quotaTotal: number
+  apiAccessEnabled: boolean
+  ipAllowList: string[]
+}
+export interface CredentialRow {
+  id: string
+  accountId: string
+  publicKey: string
+  secretHash: string
+  createdAt: Date
+  lastUsedAt: Date | null
+}
+export interface ZoneRow {
+  id: number
+  name: string
+  priceCents: number
+  termYears: number
+}
+export interface SubdomainRow {
+  id: number
+  accountId: string
+  rootZoneId: number
+  rootdomain: string
+  label: string
+  fullDomain: string
+  suspended: boolean
+  neverExpires: boolean
+  expiresAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+export type RecordState = 'active' | 'pending_create' | 'pending_update' | 'pending_delete'
+/** A record's values as stored: the domain's validated values, with the type as the column holds it. */
+export type RecordFields = Omit<RecordValues, 'type'> & { type: string }
+export interface RecordRow extends RecordFields {
+  id: number
+  subdomainId: number
+  state: RecordState
+  previous: RecordFields | null
+  pendingSince: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface NewAccount {
+  email: string
+  quotaTotal: number
+  balanceCents: number
+  apiAccessEnabled: boolean
+  ipAllowList: string[]
+  credential: StoredCredential
+}
+/** A public key and the SHA-256 of its secret: what is kept of a credential. */
+export interface StoredCredential {
+  publicKey: string
+  secretHash: string
+}
+
+export interface AccountStore {
+  /** The credential and its account in one round trip (every request runs it). */
+  findCredential(publicKey: string): Promise<{ credential: CredentialRow; account: AccountRow } | null>
+  /** Records use, at most once a minute per credential. */
+  touchCredential(id: string, now: Date): Promise<void>
+  createAccount(input: NewAccount): Promise<AccountRow>
+  updateAccount(
+    id: string,
+    data: Partial<Pick<AccountRow, 'email' | 'quotaTotal' | 'apiAccessEnabled' | 'ipAllowList'>>,
+  ): Promise<AccountRow | null>
+  creditBalance(id: string, cents: number): Promise<AccountRow | null>
+  getAccount(id: string): Promise<AccountRow | null>
+  /** Subdomains the account holds (what its quota counts). */
+  countSubdomains(accountId: string): Promise<number>
+}
+
+export interface CredentialStore {
+  listCredentials(accountId: string): Promise<CredentialRow[]>
+  /** Adds a credential unless the account already has `max`; exact under concurrency. */
+  addCredentialWithinLimit(
+    accountId: string,
+    credential: StoredCredential,
+    max: number,
+  ): Promise<CredentialRow | 'limit'>
+  deleteCredential(accountId: string, id: string): Promise<boolean>
+  replaceCredentialSecret(accountId: string, id: string, secretHash: string): Promise<CredentialRow | null>
+}
+
+export interface ZoneStore {
+  listZones(): Promise<ZoneRow[]>
+  findZone(name: string): Promise<ZoneRow | null>
+  upsertZone(zone: Omit<ZoneRow, 'id'>): Promise<ZoneRow>
+}
+
+export type CreateSubdomainOutcome =
+  | { ok: true; subdomain: SubdomainRow }
+  | { ok: false; reason: 'quota'; used: number; total: number }
+  | { ok: false; reason: 'balance'; balance: number; required: number }
+  | { ok: false; reason: 'taken' }
+
+export interface SubdomainStore {
+  /** Within the quota, charging the zone price; exact under concurrency (the account's row lock). */
+  createSubdomain(input: {
+    accountId: string
+    zone: ZoneRow
+    label: string
+    fullDomain: string
+    expiresAt: Date | null
+    neverExpires: boolean
+  }): Promise<CreateSubdomainOutcome>
+  /** `accountId` null: any account's (jobs). */
+  getSubdomain(accountId: string | null, id: number): Promise<SubdomainRow | null>
+  findSubdomainByName(fullDomain: string): Promise<SubdomainRow | null>
+  listSubdomains(
+    accountId: string,
+    options: { afterId: number; limit: number; rootdomain?: string | undefined; search?: string | undefined },
+  ): Promise<SubdomainRow[]>
+  /**
+   * Renews under the subdomain's row lock: `decide` sees the committed expiry and returns the
+   * new one and the price (or throws); the price is taken only if the balance covers it.
+   */
+  renewSubdomain<E>(
+    accountId: string,
+    id: number,
+    decide: (s: SubdomainRow, zone: ZoneRow) => { expiresAt: Date; priceCents: number },
+    onInsufficient: (balance: number, required: number) => E,
+  ): Promise<{ subdomain: SubdomainRow; charged: number; balance: number } | null>
+  deleteSubdomain(id: number): Promise<void>
+  /** Subdomains whose grace period ended before `before`. */
+  expiredBefore(before: Date, limit?: number): Promise<SubdomainRow[]>
+}
+
+/** One change of a record write, planned by the domain against every record of the subdomain. */
+export type RecordChange =
+  | { op: 'create'; values: RecordFields }
+  | { op: 'update'; id: number; values: RecordFields }
+  | { op: 'delete'; id: number }
+
+export interface RRsetKey {
+  name: string
+  type: string
+}
+
+export interface RecordStore {
+  listRecords(subdomainId: number, options?: { afterId?: number; limit?: number }): Promise<RecordRow[]>
+  getRecord(subdomainId: number, id: number): Promise<RecordRow | null>
+  /**
+   * Phase 1 of a record write: `plan` sees every record of the subdomain (pending ones included)
+   * and returns the change, which is stored as pending. Null when the subdomain is not the account's.
+   */
+  beginRecordChange(
+    accountId: string,
+    subdomainId: number,
+    now: Date,
+    plan: (s: SubdomainRow, records: RecordRow[]) => RecordChange,
+  ): Promise<{ subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[] } | null>
+  /**
+   * Phase 2: hands the desired state of the touched RRsets to `push` (the upstream call) and,
+   * only if it succeeds, confirms the pending records. `rollback` first restores stale pending
+   * rows (the reconcile job).
+   */
+  pushAndSettle(
+    subdomainId: number,
+    recordIds: number[],
+    touched: RRsetKey[],
+    push: (desired: Map<string, RecordRow[]>) => Promise<void>,
+    mode: 'confirm' | 'rollback',
+    timeoutMs: number,
+  ): Promise<void>
+  /** Phase 2 failed: undo the pending rows (the upstream never took them). */
+  rollbackRecords(recordIds: number[]): Promise<void>
+  stalePending(before: Date, limit?: number): Promise<RecordRow[]>
+}
+
+export interface AuditEntry {
+  accountId: string | null
+  credentialId: string | null
+  ip: string | null
+  operation: string
+  target: string | null
+  outcome: string
+}
+
+export interface AuditStore {
+  audit(entry: AuditEntry): Promise<void>
+}
+
+export interface HealthProbe {
+  ping(): Promise<unknown>
+}
+
+/** Every port at once: what `store/repository.ts` builds over one database. */
+export type Stores = AccountStore &
+  CredentialStore &
+  ZoneStore &
+  SubdomainStore &
+  RecordStore &
+  AuditStore &
+  HealthProbe
