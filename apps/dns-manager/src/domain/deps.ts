@@ -6,8 +6,10 @@ import type {
   AuditStore,
   CredentialStore,
   HealthProbe,
+  LeaseStore,
   RecordStore,
   SubdomainStore,
+  UpstreamStateStore,
   ZoneStore,
 } from './ports.ts'
 import type { DnsProvider } from './provider.ts'
@@ -33,6 +35,20 @@ export interface DomainSettings {
   rpcMaxBatch: number
 }
 
+/** What the app does when the upstream drifts (metrics, and running the repair job soon). */
+export interface DriftObserver {
+  /** An RRset the upstream served differently from the database was made to match it (also logged). */
+  repaired(repair: {
+    zone: string
+    name: string
+    type: string
+    action: 'replace' | 'delete'
+    source: 'repair' | 'anti_entropy'
+  }): void
+  /** A call's outcome upstream is unknown and `count` RRsets were marked for repair. */
+  unknownOutcome(zone: string, count: number): void
+}
+
 /**
  * Everything the domain's operations may use. Each operation group takes only the part it needs
  * (`Pick<DomainDeps, …>`), so a file's signature says which ports its rules touch.
@@ -43,6 +59,9 @@ export interface DomainDeps {
   zones: ZoneStore
   subdomains: SubdomainStore
   records: RecordStore
+  /** The database side of convergence: desired RRsets by name, RRsets marked for repair. */
+  upstream: UpstreamStateStore
+  leases: LeaseStore
   audit: AuditStore
   health: HealthProbe
   provider: DnsProvider
@@ -51,4 +70,5 @@ export interface DomainDeps {
   clock: Clock
   logger: Logger
   settings: DomainSettings
+  drift: DriftObserver
 }

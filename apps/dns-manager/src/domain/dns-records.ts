@@ -12,13 +12,13 @@ import {
   validateRecord,
 } from './records.ts'
 import { ownSubdomain } from './subdomains.ts'
-import { writeRecord } from './sync.ts'
+import { type SyncDeps, writeRecord } from './sync.ts'
 import { afterId, asValues, confirmedView, cursorOf, type Page, type RecordView } from './views.ts'
 
 export type RecordPatch = Partial<Omit<RecordInput, 'type'>> & { type?: RecordType | undefined }
 
 type ReadDeps = Pick<DomainDeps, 'subdomains' | 'records'>
-type WriteDeps = Pick<DomainDeps, 'subdomains' | 'records' | 'provider' | 'clock' | 'logger' | 'settings'>
+type WriteDeps = SyncDeps
 
 /** What a new or changed record must not break among the subdomain's other records. */
 function planChecks(s: SubdomainRow, records: RecordRow[], values: RecordValues, selfId?: number) {

@@ -26,6 +26,7 @@ export interface ZoneRow {
   priceCents: number
   termYears: number
 }
+export type SubdomainState = 'active' | 'releasing'
 export interface SubdomainRow {
   id: number
   accountId: string
@@ -38,6 +39,11 @@ export interface SubdomainRow {
   expiresAt: Date | null
   createdAt: Date
   updatedAt: Date
+  /** `releasing`: being deleted or released; the row (and the label) stays until the upstream confirms. */
+  state: SubdomainState
+  stateSince: Date | null
+  /** Bumped by every change of the subdomain's desired DNS state. */
+  dnsVersion: number
 }
 export type RecordState = 'active' | 'pending_create' | 'pending_update' | 'pending_delete'
 /** A record's values as stored: the domain's validated values, with the type as the column holds it. */
@@ -133,7 +139,21 @@ export interface SubdomainStore {
     decide: (s: SubdomainRow, zone: ZoneRow) => { expiresAt: Date; priceCents: number },
     onInsufficient: (balance: number, required: number) => E,
   ): Promise<{ subdomain: SubdomainRow; charged: number; balance: number } | null>
-  deleteSubdomain(id: number): Promise<void>
+  /**
+   * Marks an active subdomain `releasing` (and bumps its DNS version) and returns it with its
+   * records; 'busy' when it is already being released, null when it is not the account's.
+   */
+  beginRelease(
+    accountId: string | null,
+    id: number,
+    now: Date,
+  ): Promise<{ subdomain: SubdomainRow; records: RecordRow[] } | 'busy' | null>
+  /** The upstream confirmed nothing is served under it: the row (with its records) goes, the label is free. */
+  finishRelease(id: number): Promise<void>
+  /** The release failed: active again, with a new DNS version. */
+  abortRelease(id: number): Promise<void>
+  /** Releases a crash left unfinished. */
+  staleReleasing(before: Date, limit?: number): Promise<SubdomainRow[]>
   /** Subdomains whose grace period ended before `before`. */
   expiredBefore(before: Date, limit?: number): Promise<SubdomainRow[]>
 }
@@ -153,8 +173,9 @@ export interface RecordStore {
   listRecords(subdomainId: number, options?: { afterId?: number; limit?: number }): Promise<RecordRow[]>
   getRecord(subdomainId: number, id: number): Promise<RecordRow | null>
   /**
-   * Phase 1 of a record write: `plan` sees every record of the subdomain (pending ones included)
-   * and returns the change, which is stored as pending. Null when the subdomain is not the account's.
+   * Phase 1 of a record write, one short transaction: `plan` sees every record of the subdomain
+   * (pending ones included) and returns the change, which is committed as pending with a new DNS
+   * version of the subdomain. Null when the subdomain is not the account's. No lock outlives it.
    */
   beginRecordChange(
     accountId: string,
@@ -163,21 +184,65 @@ export interface RecordStore {
     plan: (s: SubdomainRow, records: RecordRow[]) => RecordChange,
   ): Promise<{ subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[] } | null>
   /**
-   * Phase 2: hands the desired state of the touched RRsets to `push` (the upstream call) and,
-   * only if it succeeds, confirms the pending records. `rollback` first restores stale pending
-   * rows (the reconcile job).
+   * Phase 3, after the upstream call: `confirm` makes the pending rows the state; `rollback`
+   * restores what they replaced (and bumps the DNS version, since the desired state changed back).
    */
-  pushAndSettle(
-    subdomainId: number,
-    recordIds: number[],
-    touched: RRsetKey[],
-    push: (desired: Map<string, RecordRow[]>) => Promise<void>,
-    mode: 'confirm' | 'rollback',
-    timeoutMs: number,
-  ): Promise<void>
-  /** Phase 2 failed: undo the pending rows (the upstream never took them). */
-  rollbackRecords(recordIds: number[]): Promise<void>
+  settleRecords(recordIds: number[], outcome: 'confirm' | 'rollback'): Promise<void>
   stalePending(before: Date, limit?: number): Promise<RecordRow[]>
+}
+
+/** Who owns a label under a zone, as of one read: a change of any part means the desired state moved. */
+export interface OwnerStamp {
+  label: string
+  subdomainId: number | null
+  state: SubdomainState | null
+  version: number
+}
+
+/** The desired state of some RRsets of one zone, keyed `${fqdn} ${type}`. */
+export interface DesiredState {
+  /**
+   * The records each RRset should hold: pending creates and updates included (their write is
+   * under way), pending deletes left out; empty when no subdomain owns the name or its subdomain
+   * is being released.
+   */
+  rrsets: Map<string, RecordRow[]>
+  /** RRsets a write or a release is changing right now (pending rows, a releasing subdomain). */
+  inFlight: Set<string>
+  /** The owners of the labels involved, read before the records. */
+  owners: OwnerStamp[]
+}
+
+export interface RepairRow {
+  id: number
+  zone: string
+  /** Fully qualified, without the trailing dot. */
+  name: string
+  type: string
+  since: Date
+  attempts: number
+}
+
+/** The database side of convergence: desired RRsets by name, and the RRsets whose upstream state is unknown. */
+export interface UpstreamStateStore {
+  /** The desired state of these RRsets (names fully qualified, inside `zone`). */
+  desiredRRsets(zone: string, keys: RRsetKey[]): Promise<DesiredState>
+  ownerStamps(zone: string, labels: string[]): Promise<OwnerStamp[]>
+  /** The zone's subdomains with their records (the anti-entropy job compares them with the upstream). */
+  zoneSnapshot(zone: string): Promise<Array<{ subdomain: SubdomainRow; records: RecordRow[] }>>
+  /** Marks RRsets as unknown upstream (a call timed out or failed); a mark already there starts over. */
+  addRepairs(zone: string, keys: RRsetKey[], error: string): Promise<void>
+  dueRepairs(now: Date, limit: number): Promise<RepairRow[]>
+  /** Done, unless the RRset was marked again since `since`. */
+  clearRepair(id: number, since: Date): Promise<void>
+  deferRepair(id: number, nextAt: Date, error: string | null): Promise<void>
+}
+
+/** Leases of jobs that must run on one replica at a time; exact in the database. */
+export interface LeaseStore {
+  /** Takes the lease when free or expired, or extends it when `holder` has it. */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>
+  releaseLease(name: string, holder: string): Promise<void>
 }
 
 export interface AuditEntry {
@@ -203,5 +268,7 @@ export type Stores = AccountStore &
   ZoneStore &
   SubdomainStore &
   RecordStore &
+  UpstreamStateStore &
+  LeaseStore &
   AuditStore &
   HealthProbe

@@ -2,13 +2,14 @@ import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
 import * as accounts from './accounts.ts'
 import * as credentials from './credentials.ts'
-import type { DomainDeps, DomainSettings } from './deps.ts'
+import { randomUUID } from 'node:crypto'
+import type { DomainDeps, DomainSettings, DriftObserver } from './deps.ts'
 import * as dnsRecords from './dns-records.ts'
 import type { FailedSecretGuard } from './failed-secrets.ts'
 import type { Stores } from './ports.ts'
 import type { DnsProvider } from './provider.ts'
 import * as subdomains from './subdomains.ts'
-import * as sync from './sync.ts'
+import * as reconcile from './reconcile.ts'
 import * as system from './system.ts'
 
 export { issueCredential } from './credentials.ts'
@@ -31,14 +32,20 @@ export function createDnsService(deps: {
   logger: Logger
   settings: DomainSettings
   guard: FailedSecretGuard
+  /** Defaults to nothing (tests); the app counts repairs and schedules the repair job. */
+  drift?: DriftObserver
 }) {
   const { repo } = deps
+  /** This process, as the holder of job leases. */
+  const holder = randomUUID()
   const d: DomainDeps = {
     accounts: repo,
     credentials: repo,
     zones: repo,
     subdomains: repo,
     records: repo,
+    upstream: repo,
+    leases: repo,
     audit: repo,
     health: repo,
     provider: deps.provider,
@@ -46,6 +53,7 @@ export function createDnsService(deps: {
     clock: deps.clock,
     logger: deps.logger,
     settings: deps.settings,
+    drift: deps.drift ?? { repaired() {}, unknownOutcome() {} },
   }
   const bind =
     <F extends (deps: DomainDeps, ...args: never[]) => unknown>(f: F) =>
@@ -81,8 +89,12 @@ export function createDnsService(deps: {
     whois: bind(system.whois),
     systemInfo: () => system.systemInfo(d),
     // jobs (sync)
-    sweepExpired: () => sync.sweepExpired(d),
-    reconcilePending: () => sync.reconcilePending(d),
+    sweepExpired: () => reconcile.sweepExpired(d),
+    reconcilePending: () => reconcile.reconcilePending(d),
+    /** Re-asserts the RRsets marked after unknown outcomes (soon after each, and every JOBS_INTERVAL_MS). */
+    repairUpstream: () => reconcile.repairUpstream(d),
+    /** Anti-entropy over every zone, on one replica at a time. */
+    reconcileUpstream: () => reconcile.reconcileUpstream(d, holder),
   }
 }
 

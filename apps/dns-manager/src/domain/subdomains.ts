@@ -4,7 +4,7 @@ import { DAY_MS, type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
 import { MAX_NAME_LENGTH, normaliseLabel } from './names.ts'
 import type { RecordFields, SubdomainRow, ZoneRow } from './ports.ts'
 import { bindZoneFile } from './records.ts'
-import { releaseSubdomain } from './sync.ts'
+import { releaseSubdomain, type SyncDeps } from './sync.ts'
 import { addYears, afterId, asValues, cursorOf, iso, type Page, subdomainView } from './views.ts'
 
 type SubdomainDeps = Pick<DomainDeps, 'subdomains' | 'clock' | 'settings'>
@@ -137,13 +137,9 @@ export async function renewSubdomain(deps: SubdomainDeps, p: Principal, input: {
   }
 }
 
-export async function deleteSubdomain(
-  deps: Pick<DomainDeps, 'subdomains' | 'records' | 'provider' | 'logger'>,
-  p: Principal,
-  input: { id: number },
-) {
-  const s = await ownSubdomain(deps, p, input.id)
-  await releaseSubdomain(deps, s)
+/** Answers once nothing is served at or under the name any more (sync.ts, releaseSubdomain). */
+export async function deleteSubdomain(deps: SyncDeps, p: Principal, input: { id: number }) {
+  const s = await releaseSubdomain(deps, { accountId: p.accountId, id: input.id })
   return { deleted: true as const, id: s.id }
 }
 

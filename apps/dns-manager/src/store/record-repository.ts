@@ -18,7 +18,10 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
       return row ? toRecord(row) : null
     },
 
-    /** Under the subdomain's row lock, so concurrent writes plan against each other's rows. */
+    /**
+     * Under the subdomain's row lock, so concurrent writes plan against each other's rows; the
+     * lock ends with this short transaction, before any upstream call.
+     */
     async beginRecordChange(accountId, subdomainId, now, plan) {
       type Begun = { subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[] }
       const r = await inTransaction<Begun | null, never>(db, async (tx) => {
@@ -28,6 +31,7 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
           toRecord,
         )
         const change = plan(s, records)
+        await tx.subdomain.updateMany({ where: { id: subdomainId }, data: { dnsVersion: { increment: 1 } } })
         if (change.op === 'create') {
           const row = await tx.dnsRecord.create({
             data: { subdomainId, ...change.values, state: 'pending_create', pendingSince: now },
@@ -63,29 +67,11 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
       return r.ok ? r.value : null
     },
 
-    async pushAndSettle(subdomainId, recordIds, touched, push, mode, timeoutMs) {
-      await db.$transaction(
-        async (tx) => {
-          await lockSubdomain(tx, schema, null, subdomainId)
-          if (mode === 'rollback') await rollbackRows(tx, recordIds)
-          const rows = (
-            await tx.dnsRecord.findMany({
-              where: { subdomainId, OR: touched.map((t) => ({ name: t.name, type: t.type })) },
-              orderBy: { id: 'asc' },
-            })
-          ).map(toRecord)
-          const desired = new Map<string, RecordRow[]>()
-          for (const t of touched) desired.set(`${t.name} ${t.type}`, [])
-          for (const row of rows)
-            if (row.state !== 'pending_delete') desired.get(`${row.name} ${row.type}`)?.push(row)
-          await push(desired)
-          if (mode === 'confirm') await confirmRows(tx, recordIds)
-        },
-        { maxWait: timeoutMs, timeout: timeoutMs * 2 + 5000 },
+    async settleRecords(recordIds, outcome) {
+      if (recordIds.length === 0) return
+      await db.$transaction((tx) =>
+        outcome === 'confirm' ? confirmRows(tx, recordIds) : rollbackRows(tx, recordIds),
       )
-    },
-    async rollbackRecords(recordIds) {
-      await db.$transaction((tx) => rollbackRows(tx, recordIds))
     },
     async stalePending(before, limit = 100) {
       const rows = await db.dnsRecord.findMany({
@@ -98,6 +84,7 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
   }
 }
 
+/** Pending rows become the state; the desired DNS state is what was pushed, so the version stays. */
 async function confirmRows(tx: Tx, ids: number[]): Promise<void> {
   await tx.dnsRecord.deleteMany({ where: { id: { in: ids }, state: 'pending_delete' } })
   await tx.dnsRecord.updateMany({
@@ -106,6 +93,7 @@ async function confirmRows(tx: Tx, ids: number[]): Promise<void> {
   })
 }
 
+/** Pending rows are undone; the desired DNS state changed back, so their subdomains get a new version. */
 async function rollbackRows(tx: Tx, ids: number[]): Promise<void> {
   const rows = (await tx.dnsRecord.findMany({ where: { id: { in: ids } } })).map(toRecord)
   for (const row of rows) {
@@ -118,4 +106,10 @@ async function rollbackRows(tx: Tx, ids: number[]): Promise<void> {
     else if (row.state !== 'active')
       await tx.dnsRecord.update({ where: { id: row.id }, data: { state: 'active', pendingSince: null } })
   }
+  const subdomains = [...new Set(rows.map((r) => r.subdomainId))]
+  if (subdomains.length)
+    await tx.subdomain.updateMany({
+      where: { id: { in: subdomains } },
+      data: { dnsVersion: { increment: 1 } },
+    })
 }

@@ -5,7 +5,9 @@ import { createCredentialRepository } from './credential-repository.ts'
 import type { Db } from './db.ts'
 import { createRecordRepository } from './record-repository.ts'
 import { createSubdomainRepository } from './subdomain-repository.ts'
+import { createUpstreamStateRepository } from './upstream-state-repository.ts'
 import { createZoneRepository } from './zone-repository.ts'
+import { createLeaseRepository } from './lease-repository.ts'
 
 export type {
   AccountRow,
@@ -29,6 +31,8 @@ export function createRepository(db: Db, schema: string): Stores {
     ...createZoneRepository(db),
     ...createSubdomainRepository(db, schema),
     ...createRecordRepository(db, schema),
+    ...createUpstreamStateRepository(db, schema),
+    ...createLeaseRepository(db, schema),
     ...createAuditRepository(db),
   }
 }

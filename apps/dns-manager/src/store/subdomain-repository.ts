@@ -1,10 +1,11 @@
-import type { CreateSubdomainOutcome, SubdomainRow, SubdomainStore } from '../domain/ports.ts'
+import type { CreateSubdomainOutcome, RecordRow, SubdomainRow, SubdomainStore } from '../domain/ports.ts'
 import type { Db } from './db.ts'
 import {
   Abort,
   inTransaction,
   lockAccount,
   lockSubdomain,
+  toRecord,
   toSubdomain,
   withZoneName,
   zoneSelect,
@@ -106,13 +107,46 @@ export function createSubdomainRepository(db: Db, schema: string): SubdomainStor
       })
       return r.ok ? r.value : null
     },
-    async deleteSubdomain(id) {
-      await db.subdomain.deleteMany({ where: { id } })
+    async beginRelease(accountId, id, now) {
+      const r = await inTransaction<{ subdomain: SubdomainRow; records: RecordRow[] } | 'busy' | null, never>(
+        db,
+        async (tx) => {
+          const s = await lockSubdomain(tx, schema, accountId, id)
+          if (!s) return null
+          if (s.state !== 'active') return 'busy'
+          const row = await tx.subdomain.update({
+            where: { id },
+            data: { state: 'releasing', stateSince: now, dnsVersion: { increment: 1 } },
+            include: withZoneName,
+          })
+          const records = await tx.dnsRecord.findMany({ where: { subdomainId: id }, orderBy: { id: 'asc' } })
+          return { subdomain: toSubdomain(row), records: records.map(toRecord) }
+        },
+      )
+      return r.ok ? r.value : null
     },
+    async finishRelease(id) {
+      await db.subdomain.deleteMany({ where: { id, state: 'releasing' } })
+    },
+    async abortRelease(id) {
+      await db.subdomain.updateMany({
+        where: { id, state: 'releasing' },
+        data: { state: 'active', stateSince: null, dnsVersion: { increment: 1 } },
+      })
+    },
+    staleReleasing: async (before, limit = 100) =>
+      (
+        await db.subdomain.findMany({
+          where: { state: 'releasing', stateSince: { lt: before } },
+          orderBy: { stateSince: 'asc' },
+          take: limit,
+          include: withZoneName,
+        })
+      ).map(toSubdomain),
     expiredBefore: async (before, limit = 100) =>
       (
         await db.subdomain.findMany({
-          where: { neverExpires: false, expiresAt: { lt: before } },
+          where: { neverExpires: false, expiresAt: { lt: before }, state: 'active' },
           orderBy: { expiresAt: 'asc' },
           take: limit,
           include: withZoneName,

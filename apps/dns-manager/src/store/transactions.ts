@@ -1,5 +1,12 @@
 import { quoteIdent } from '@quartet/core/db'
-import type { AccountRow, RecordFields, RecordRow, RecordState, SubdomainRow } from '../domain/ports.ts'
+import type {
+  AccountRow,
+  RecordFields,
+  RecordRow,
+  RecordState,
+  SubdomainRow,
+  SubdomainState,
+} from '../domain/ports.ts'
 import type { Prisma } from '../generated/prisma/client.ts'
 import type { Db } from './db.ts'
 
@@ -36,10 +43,13 @@ export function toSubdomain(row: {
   expiresAt: Date | null
   createdAt: Date
   updatedAt: Date
+  state: string
+  stateSince: Date | null
+  dnsVersion: number
   rootZone: { name: string }
 }): SubdomainRow {
   const { rootZone, ...rest } = row
-  return { ...rest, rootdomain: rootZone.name }
+  return { ...rest, state: rest.state as SubdomainState, rootdomain: rootZone.name }
 }
 
 export function toRecord(row: {
