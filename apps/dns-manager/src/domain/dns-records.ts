@@ -5,6 +5,7 @@ import { fqdnOf, MAX_NAME_LENGTH } from './names.ts'
 import type { RecordRow, SubdomainRow } from './ports.ts'
 import {
   checkCnameRules,
+  checkDelegationRules,
   rdataOf,
   type RecordInput,
   type RecordType,
@@ -24,11 +25,39 @@ type WriteDeps = SyncDeps
 function planChecks(s: SubdomainRow, records: RecordRow[], values: RecordValues, selfId?: number) {
   const others = records.filter((r) => r.id !== selfId && r.state !== 'pending_delete')
   checkCnameRules(values, others)
+  checkDelegationRules([...others, values], values, s.fullDomain)
   const rdata = rdataOf(values)
   if (others.some((r) => r.name === values.name && r.type === values.type && rdataOf(asValues(r)) === rdata))
     throw new ApiError('bad_request', 'content: the same record already exists', { field: 'content' })
   if (fqdnOf(values.name, s.fullDomain).length > MAX_NAME_LENGTH)
     throw new ApiError('bad_request', 'name: the full name is too long', { field: 'name' })
+}
+
+/**
+ * One TTL per RRset (RFC 2181 §5.2): a TTL given for a record is the TTL of its whole RRset, so
+ * the other records of that name and type take it in the same write (and roll back with it);
+ * without one, a record joins its RRset's TTL (a new RRset: its own, or the default). Returns the
+ * TTL and the other records whose TTL changes.
+ */
+function rrsetTtl(
+  records: RecordRow[],
+  values: RecordValues,
+  given: number | undefined,
+  selfId?: number,
+): { ttl: number; siblings: number[] } {
+  const siblings = records.filter(
+    (r) =>
+      r.id !== selfId && r.state !== 'pending_delete' && r.name === values.name && r.type === values.type,
+  )
+  const ttl = given ?? siblings[0]?.ttl ?? values.ttl
+  const changing = siblings.filter((r) => r.ttl !== ttl)
+  const busy = changing.find((r) => r.state !== 'active')
+  if (busy)
+    throw new ApiError(
+      'conflict',
+      `the ${values.name} ${values.type} RRset has a change in progress (record ${busy.id}); retry in a moment`,
+    )
+  return { ttl, siblings: changing.map((r) => r.id) }
 }
 
 function findMutable(records: RecordRow[], id: number): RecordRow {
@@ -87,7 +116,8 @@ export async function createRecord(
       allowPrivateAddresses: settings.allowPrivateAddresses,
     })
     planChecks(s, records, values)
-    return { op: 'create', values }
+    const { ttl, siblings } = rrsetTtl(records, values, record.ttl)
+    return { op: 'create', values: { ...values, ttl }, rrsetTtl: { ttl, siblings } }
   })
   return getRecord(deps, p, { subdomain_id, id: row.id })
 }
@@ -115,7 +145,10 @@ export async function updateRecord(
       allowPrivateAddresses: deps.settings.allowPrivateAddresses,
     })
     planChecks(s, records, values, id)
-    return { op: 'update', id, values }
+    // Moving to another name or type without a TTL joins the TTL of the RRset it moves into.
+    const moved = values.name !== current.name || values.type !== current.type
+    const { ttl, siblings } = rrsetTtl(records, values, patch.ttl ?? (moved ? undefined : current.ttl), id)
+    return { op: 'update', id, values: { ...values, ttl }, rrsetTtl: { ttl, siblings } }
   })
   return getRecord(deps, p, { subdomain_id, id })
 }

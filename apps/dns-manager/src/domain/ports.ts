@@ -158,10 +158,14 @@ export interface SubdomainStore {
   expiredBefore(before: Date, limit?: number): Promise<SubdomainRow[]>
 }
 
-/** One change of a record write, planned by the domain against every record of the subdomain. */
+/**
+ * One change of a record write, planned by the domain against every record of the subdomain.
+ * `rrsetTtl.siblings`: other records of the same RRset that take the new TTL in the same write
+ * (stored as pending updates, so they confirm or roll back with it).
+ */
 export type RecordChange =
-  | { op: 'create'; values: RecordFields }
-  | { op: 'update'; id: number; values: RecordFields }
+  | { op: 'create'; values: RecordFields; rrsetTtl?: { ttl: number; siblings: number[] } }
+  | { op: 'update'; id: number; values: RecordFields; rrsetTtl?: { ttl: number; siblings: number[] } }
   | { op: 'delete'; id: number }
 
 export interface RRsetKey {
@@ -182,7 +186,7 @@ export interface RecordStore {
     subdomainId: number,
     now: Date,
     plan: (s: SubdomainRow, records: RecordRow[]) => RecordChange,
-  ): Promise<{ subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[] } | null>
+  ): Promise<{ subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[]; recordIds: number[] } | null>
   /**
    * Phase 3, after the upstream call: `confirm` makes the pending rows the state; `rollback`
    * restores what they replaced (and bumps the DNS version, since the desired state changed back).

@@ -13,7 +13,11 @@ export const splitKey = (key: string) => {
   return { name: key.slice(0, i), type: key.slice(i + 1) }
 }
 
-/** The RRset the database wants for these rows (all of one name and type); no rows = absent. */
+/**
+ * The RRset the database wants for these rows (all of one name and type); no rows = absent.
+ * Every record of an RRset has its TTL (dns-records.ts); the minimum only matters for rows a
+ * write is changing right now.
+ */
 export function desiredRRset(name: string, type: string, rows: readonly RecordRow[]): ServedRRset {
   return {
     name,

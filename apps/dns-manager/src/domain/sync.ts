@@ -136,7 +136,7 @@ export async function writeRecord(
     await assertRRsets(deps, s.rootdomain, keys)
   } catch (err) {
     try {
-      await deps.records.settleRecords([begun.record.id], 'rollback')
+      await deps.records.settleRecords(begun.recordIds, 'rollback')
     } catch (rollbackErr) {
       // Left pending: the reconcile job rolls it back after PENDING_TIMEOUT_MS.
       deps.logger.error({ err: rollbackErr, subdomainId }, 'could not roll back a failed record write')
@@ -145,7 +145,7 @@ export async function writeRecord(
     if (err instanceof ProviderError) throw providerFailure(deps, err)
     throw err
   }
-  await deps.records.settleRecords([begun.record.id], 'confirm')
+  await deps.records.settleRecords(begun.recordIds, 'confirm')
   return begun.record
 }
 

@@ -23,7 +23,7 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
      * lock ends with this short transaction, before any upstream call.
      */
     async beginRecordChange(accountId, subdomainId, now, plan) {
-      type Begun = { subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[] }
+      type Begun = { subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[]; recordIds: number[] }
       const r = await inTransaction<Begun | null, never>(db, async (tx) => {
         const s = await lockSubdomain(tx, schema, accountId, subdomainId)
         if (!s) return null
@@ -32,11 +32,31 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
         )
         const change = plan(s, records)
         await tx.subdomain.updateMany({ where: { id: subdomainId }, data: { dnsVersion: { increment: 1 } } })
+        // The other records of the RRset taking its new TTL: pending updates of this write.
+        const rrsetTtl = change.op === 'delete' ? undefined : change.rrsetTtl
+        const siblings = rrsetTtl?.siblings ?? []
+        for (const id of siblings) {
+          const sibling = records.find((x) => x.id === id)!
+          await tx.dnsRecord.update({
+            where: { id },
+            data: {
+              ttl: rrsetTtl!.ttl,
+              state: 'pending_update',
+              previous: recordFields(sibling) as unknown as Prisma.InputJsonValue,
+              pendingSince: now,
+            },
+          })
+        }
         if (change.op === 'create') {
           const row = await tx.dnsRecord.create({
             data: { subdomainId, ...change.values, state: 'pending_create', pendingSince: now },
           })
-          return { subdomain: s, record: toRecord(row), touched: [{ name: row.name, type: row.type }] }
+          return {
+            subdomain: s,
+            record: toRecord(row),
+            touched: [{ name: row.name, type: row.type }],
+            recordIds: [row.id, ...siblings],
+          }
         }
         const current = records.find((x) => x.id === change.id)!
         if (change.op === 'update') {
@@ -56,13 +76,19 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
               { name: current.name, type: current.type },
               { name: row.name, type: row.type },
             ],
+            recordIds: [row.id, ...siblings],
           }
         }
         const row = await tx.dnsRecord.update({
           where: { id: change.id },
           data: { state: 'pending_delete', pendingSince: now },
         })
-        return { subdomain: s, record: toRecord(row), touched: [{ name: row.name, type: row.type }] }
+        return {
+          subdomain: s,
+          record: toRecord(row),
+          touched: [{ name: row.name, type: row.type }],
+          recordIds: [row.id],
+        }
       })
       return r.ok ? r.value : null
     },
