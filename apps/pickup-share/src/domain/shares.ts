@@ -13,7 +13,7 @@ import type { SettingsService, TSettings } from './settings.ts'
 import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
-import type { UploadTokens } from './upload-token.ts'
+import type { UploadClaims, UploadTokens } from './upload-token.ts'
 
 export interface ShareServiceDeps {
   shares: ShareRepository
@@ -129,6 +129,7 @@ export class ShareService {
       upload = await driver.issueUpload({
         pathname,
         type: req.type,
+        size: req.size,
         maxBytes,
         expiresAt,
         allowOverwrite: false,
@@ -168,20 +169,21 @@ export class ShareService {
 
   /**
    * PUT /api/blob/upload and /api/repo/upload (stores our own server writes to): the token names
-   * the pathname, the instance and the byte cap.
+   * the pathname, the instance and the declared size. A body of any other length is refused: a
+   * declared Content-Length before anything is read, a streamed one at the first byte too many
+   * (or when it ends short), and nothing is kept.
    */
   async receiveBlobUpload(
     token: string | undefined,
-    body: Readable,
+    /**
+     * Called once the upload is accepted: the body to read. Nothing of it is read before (an HTTP
+     * client waiting for `100 Continue` gets it then).
+     */
+    acceptBody: () => Readable,
     declaredLength: number | null,
-    kind: 'blob' | 'repo' = 'blob',
+    options: { kind?: 'blob' | 'repo' } = {},
   ) {
-    const claims = this.d.tokens.verify(token)
-    const driver = await this.d.instances.driver(claims.instance)
-    if (!driver || driver.kind !== kind)
-      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
-    if (claims.maxBytes !== null && declaredLength !== null && declaredLength > claims.maxBytes)
-      throw new ApiError('file_too_large', `the upload exceeds the limit of ${claims.maxBytes} bytes`)
+    const { claims, driver } = await this.checkBlobUpload(token, declaredLength, options.kind ?? 'blob')
     // From here the permission is in use: its reservation is not given back at expiry.
     const started = this.d.clock.now()
     if (!(await this.d.shares.markUploadStarted(claims.instance, claims.pathname, started)))
@@ -190,7 +192,8 @@ export class ShareService {
         'the upload permission is no longer valid; ask for a new one',
       )
     try {
-      const { size } = await driver.put(claims.pathname, body, {
+      const { size } = await driver.put(claims.pathname, acceptBody(), {
+        size: claims.size,
         maxBytes: claims.maxBytes,
         allowOverwrite: claims.allowOverwrite,
       })
@@ -200,6 +203,19 @@ export class ShareService {
       await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
       throw err
     }
+  }
+
+  /**
+   * What can be decided from the request's headers alone (token, instance, declared length), so
+   * that an upload that would be refused is refused before its body is asked for (`100 Continue`).
+   */
+  async checkBlobUpload(token: string | undefined, declaredLength: number | null, kind: 'blob' | 'repo') {
+    const claims = this.d.tokens.verify(token)
+    const driver = await this.d.instances.driver(claims.instance)
+    if (!driver || driver.kind !== kind)
+      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
+    if (declaredLength !== null) checkDeclaredLength(claims, declaredLength)
+    return { claims, driver }
   }
 
   /**
@@ -244,12 +260,25 @@ export class ShareService {
         )
       const info = await driver.stat(f.pathname)
       if (!info) throw new ApiError('upload_missing', `body.files.${i}.pathname: nothing was uploaded there`)
+      // The permission's declared size is what was reserved, so it is the one size a file may have.
+      if (info.size > issued.size) {
+        await driver.delete(f.pathname).catch(() => {})
+        throw new ApiError(
+          'file_too_large',
+          `body.files.${i}: the uploaded file has ${info.size} bytes, more than the ${issued.size} its upload permission declared`,
+        )
+      }
       const limit = unlimitedSize ? null : Math.min(issued.maxBytes!, s.maxFileSizeBytes)
       if (limit !== null && info.size > limit) {
         await driver.delete(f.pathname).catch(() => {})
         throw new ApiError('file_too_large', `body.files.${i}: the uploaded file exceeds ${limit} bytes`)
       }
-      if (info.size !== f.size)
+      if (info.size !== issued.size)
+        throw new ApiError(
+          'size_mismatch',
+          `body.files.${i}: the upload permission declared ${issued.size} bytes, ${info.size} were uploaded`,
+        )
+      if (f.size !== issued.size)
         throw new ApiError(
           'size_mismatch',
           `body.files.${i}.size: declared ${f.size}, uploaded ${info.size} bytes`,
@@ -422,6 +451,24 @@ export class ShareService {
     await this.removeShare(share.id)
     return share
   }
+}
+
+/** A Content-Length other than the permission's size is refused before any byte is read. */
+function checkDeclaredLength(claims: UploadClaims, declared: number): void {
+  const max = claims.size ?? claims.maxBytes
+  if (max !== null && declared > max)
+    throw new ApiError(
+      'file_too_large',
+      claims.size !== null
+        ? `Content-Length ${declared} is more than the ${claims.size} bytes the upload permission declared`
+        : `the upload exceeds the limit of ${max} bytes`,
+      { maximumSizeInBytes: max },
+    )
+  if (claims.size !== null && declared < claims.size)
+    throw new ApiError(
+      'size_mismatch',
+      `Content-Length ${declared} is less than the ${claims.size} bytes the upload permission declared`,
+    )
 }
 
 const shareNotFound = () =>

@@ -34,6 +34,8 @@ export interface ListedObject {
 export interface IssueUploadInput {
   pathname: string
   type: string
+  /** The declared size: the permission is for exactly this many bytes. */
+  size: number
   /** null: no size cap (unlimited mode). */
   maxBytes: number | null
   expiresAt: Date
@@ -46,16 +48,20 @@ export interface StorageDriver {
   readonly instance: string
   /** The largest object the store accepts (the git host's per-file cap), when it has one. */
   readonly maxObjectBytes?: number
-  /** A client-direct upload permission bound to exactly this pathname and size cap. */
+  /**
+   * A client-direct upload permission bound to exactly this pathname and declared size: the store
+   * (or our server, for the stores it writes itself) refuses any other length.
+   */
   issueUpload(input: IssueUploadInput): Promise<UploadPermission>
   /**
    * Server-side streaming put. Stops reading and throws `file_too_large` as soon as more than
-   * `maxBytes` arrived; throws `upload_exists` when the object exists and overwrite is not allowed.
+   * `size` (else `maxBytes`) bytes arrived, `size_mismatch` when the body ends short of `size`,
+   * `upload_exists` when the object exists and overwrite is not allowed; nothing is kept then.
    */
   put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; type?: string; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; type?: string; allowOverwrite: boolean },
   ): Promise<{ size: number }>
   /** null when there is no such object. */
   stat(pathname: string): Promise<ObjectInfo | null>

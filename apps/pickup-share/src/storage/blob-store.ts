@@ -12,7 +12,7 @@ import type {
   StorageDriver,
   UploadPermission,
 } from '../domain/storage.ts'
-import { ByteLimit } from './limit.ts'
+import { putLimit } from './limit.ts'
 
 export interface BlobStoreOptions {
   /** Folder holding the objects; created when missing. */
@@ -69,13 +69,13 @@ export class BlobStore implements StorageDriver {
   async put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; allowOverwrite: boolean },
   ): Promise<{ size: number }> {
     const target = this.resolve(pathname)
     const tmpDir = path.join(this.root, TMP)
     await fs.mkdir(tmpDir, { recursive: true })
     const tmp = path.join(tmpDir, randomBytes(12).toString('hex'))
-    const limit = new ByteLimit(options.maxBytes)
+    const limit = putLimit(options)
     // Create the file before streaming, so the clean-up below can never race its creation.
     const handle = await fs.open(tmp, 'wx')
     try {

@@ -14,7 +14,7 @@ import type {
 } from '../domain/storage.ts'
 import type { RepoObjectRecord } from '../store/repo-object-repository.ts'
 import { GitError, type GitRunner, gitRunner } from './git.ts'
-import { ByteLimit } from './limit.ts'
+import { putLimit } from './limit.ts'
 import type { MirrorSelector } from './mirrors.ts'
 
 /** Where the store remembers which commit holds each file (a table in Postgres). */
@@ -124,7 +124,7 @@ export class RepoStore implements StorageDriver {
   async put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; allowOverwrite: boolean },
   ): Promise<{ size: number }> {
     this.checkPath(pathname)
     if (await this.options.index.find(pathname))
@@ -132,7 +132,8 @@ export class RepoStore implements StorageDriver {
     await this.ensureRepo()
     const cap =
       options.maxBytes === null ? this.maxObjectBytes : Math.min(options.maxBytes, this.maxObjectBytes)
-    const limit = new ByteLimit(cap)
+    // Exactly the declared size (else at most the cap), checked before anything is committed.
+    const limit = putLimit({ size: options.size, maxBytes: cap })
     body.on('error', (err) => limit.destroy(err))
     const blob = (await this.git.run(['hash-object', '-w', '--stdin'], { input: body.pipe(limit) })).trim()
     const commit = await this.commit({ path: pathname, blob })

@@ -232,6 +232,32 @@ describe('repo store against a real git server (git http-backend on loopback)', 
     expect(tipFiles()).not.toContain(grant.body.pathname)
   })
 
+  it.each([
+    ['longer', 1001, 413, 'file_too_large'],
+    ['shorter', 999, 400, 'size_mismatch'],
+  ])(
+    'when a streamed body is %s than declared (%i bytes for 1000), then %i %s and nothing is committed',
+    async (_, length, status, code) => {
+      const grant = await call('POST', '/api/upload', { store: 'repo', name: 'exact.bin', size: 1000 })
+      const data = new Uint8Array(randomBytes(length))
+      const put = await fetch(new URL(grant.body.upload.url, h.url), {
+        method: 'PUT',
+        headers: grant.body.upload.headers,
+        body: new ReadableStream({
+          start(c) {
+            for (let i = 0; i < data.length; i += 100) c.enqueue(data.subarray(i, i + 100))
+            c.close()
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit)
+      expect(put.status).toBe(status)
+      expect(((await put.json()) as { error: { code: string } }).error.code).toBe(code)
+      expect(tipFiles()).not.toContain(grant.body.pathname)
+      expect(await deps.db.repoObject.count({ where: { pathname: grant.body.pathname } })).toBe(0)
+    },
+  )
+
   it('when a share is deleted, then its file leaves the branch tip', async () => {
     const data = randomBytes(1000)
     const { file } = await upload('gone.bin', data)
