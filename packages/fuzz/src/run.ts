@@ -47,6 +47,9 @@ export interface ServiceResult {
   runs: number
   sent: number
   statuses: Record<string, number>
+  /** Wall time of the stream, and the part of it spent waiting for answers. */
+  elapsedMs?: number
+  waitingMs?: number
   failure?: string
 }
 
@@ -97,13 +100,16 @@ export async function fuzz(
       const runs = Math.max(1, Math.round((options.runs * share) / shares))
       const arb = arbs.get(stream)!
       const result: ServiceResult = { stream, service, runs, sent: 0, statuses: {} }
+      const started = performance.now()
       const process = stack.services[service]
       /** Sends one case and judges the answer: the problem, or null. */
       const probe = async (c: FuzzCase): Promise<string | null> => {
+        const sentAt = performance.now()
         const outcome = await send(process.port, toWire(c.draft), {
           timeoutMs: options.timeoutMs,
           localAddress: c.from,
         })
+        result.waitingMs = (result.waitingMs ?? 0) + (performance.now() - sentAt)
         result.sent++
         const key = outcome.ok ? String(outcome.response.status) : outcome.failure.kind
         result.statuses[key] = (result.statuses[key] ?? 0) + 1
@@ -134,6 +140,7 @@ export async function fuzz(
           }),
           { seed: options.seed, numRuns: runs },
         )
+        result.elapsedMs = performance.now() - started
         if (groups.size)
           result.failure = [...groups]
             .map(([kind, g]) => `=== ${stream} ${kind} (${g.count}×)\n${g.example}`)
@@ -163,6 +170,7 @@ export async function fuzz(
           `(after ${details.numRuns} runs and ${details.numShrinks} shrinks)`,
         ].join('\n')
       }
+      result.elapsedMs = performance.now() - started
       return result
     }),
   )
@@ -191,7 +199,10 @@ function writeSummary(results: ServiceResult[], options: FuzzOptions): void {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([s, n]) => `${s}×${n}`)
       .join(' ')
-    lines.push(`${r.stream}: ${r.sent} requests (${r.runs} runs) ${statuses}${r.failure ? ' FAILED' : ''}`)
+    const time = `${Math.round((r.elapsedMs ?? 0) / 1000)} s, ${Math.round((r.waitingMs ?? 0) / 1000)} s waiting for answers`
+    lines.push(
+      `${r.stream}: ${r.sent} requests (${r.runs} runs, ${time}) ${statuses}${r.failure ? ' FAILED' : ''}`,
+    )
   }
   writeFileSync(path.join(options.logDir, 'fuzz-summary.txt'), `${lines.join('\n')}\n`)
 }

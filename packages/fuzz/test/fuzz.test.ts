@@ -6,7 +6,7 @@ import { fuzz, parseStreams } from '../src/run.ts'
 
 /** The fixed seed CI runs; FUZZ_SEED picks another, FUZZ_RUNS a longer run (README). */
 const SEED = Number(process.env.FUZZ_SEED ?? 190007)
-const RUNS = Number(process.env.FUZZ_RUNS ?? 6000)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 5400)
 const STREAMS = parseStreams(process.env.FUZZ_STREAMS)
 const PATH = process.env.FUZZ_PATH || undefined
 const TIMEOUT_MS = Number(process.env.FUZZ_TIMEOUT_MS ?? 15_000)
@@ -37,12 +37,16 @@ beforeAll(async () => {
   console.log(
     `fuzz: seed ${SEED}, ${RUNS} runs, streams ${STREAMS.join(', ')}${PATH ? `, path ${PATH}` : ''}`,
   )
+  const t0 = performance.now()
   stack = await startFaultStack('fuzz', SERVICE_NAMES, {
     env: ENV,
     logDir: LOG_DIR,
     sandboxPrefix: 'quartet-fuzz-',
   })
+  console.log(`fuzz: stack up in ${Math.round(performance.now() - t0)} ms`)
+  const started = performance.now()
   fixtures = await makeFixtures(stack)
+  console.log(`fuzz: setup ${Math.round(performance.now() - started)} ms`)
 }, 180_000)
 
 afterAll(async () => {
