@@ -321,6 +321,25 @@ function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: ne
 }
 
 const ANSWERED = Symbol('quartet.clientErrorAnswered')
+const CURRENT_REQUEST = Symbol('quartet.currentRequest')
+
+/**
+ * A connection that closes after an answer (`Connection: close`) while its request's body is
+ * still coming in (refused before it was read: an unknown route, a bad query, missing
+ * credentials on an upload) closes with a lingering close rather than node's destroy as soon as
+ * the answer is written, which made the kernel answer the client's next bytes with a reset. A
+ * route may install its own (pickup-share's uploads do).
+ */
+function lingerUnreadBodies(socket: net.Socket): void {
+  const s = socket as net.Socket & { destroySoon?: () => void; [CURRENT_REQUEST]?: IncomingMessage }
+  const destroySoon = s.destroySoon?.bind(socket)
+  if (!destroySoon) return
+  s.destroySoon = () => {
+    const req = s[CURRENT_REQUEST]
+    if (!req || req.complete || socket.destroyed) return destroySoon()
+    lingerClose(socket, req)
+  }
+}
 /** How long, and how many bytes, a refused client may go on sending before its connection is cut. */
 const LINGER_MS = 5000
 const LINGER_BYTES = 16 * 1024 * 1024
@@ -331,8 +350,11 @@ const LINGER_BYTES = 16 * 1024 * 1024
  * and dropped until it stops, within bounds. Closed at once, the socket would answer those bytes
  * with a reset, and a client that had not read the answer yet would lose it.
  */
-function lingerClose(socket: net.Socket): void {
-  socket.removeAllListeners('data')
+function lingerClose(socket: net.Socket, req?: IncomingMessage): void {
+  // What still arrives is read through the request when there is one (node's parser owns the
+  // socket's data), else straight from the socket.
+  const source: NodeJS.ReadableStream = req ?? socket
+  if (!req) socket.removeAllListeners('data')
   let dropped = 0
   const close = () => {
     clearTimeout(timer)
@@ -340,13 +362,16 @@ function lingerClose(socket: net.Socket): void {
   }
   const timer = setTimeout(close, LINGER_MS)
   timer.unref()
-  socket.on('data', (chunk: Buffer) => {
+  source.on('data', (chunk: Buffer) => {
     dropped += chunk.length
     if (dropped > LINGER_BYTES) close()
   })
+  source.once('end', close)
   socket.once('end', close)
   socket.once('close', () => clearTimeout(timer))
-  socket.resume()
+  socket.end()
+  if (req) req.unpipe()
+  source.resume()
 }
 
 /** The metrics registry createHttpApp made for `app` (what `serve` exposes on METRICS_PORT). */
@@ -590,9 +615,11 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
   server.on('connection', (socket) => {
     connections.add(socket)
     socket.once('close', () => connections.delete(socket))
+    lingerUnreadBodies(socket)
   })
   // Prepended so it runs before express (and before a hot route writes its head in one go).
-  server.prependListener('request', (_req, res) => {
+  server.prependListener('request', (req, res) => {
+    ;(req.socket as net.Socket & { [CURRENT_REQUEST]?: IncomingMessage })[CURRENT_REQUEST] = req
     if (draining) res.setHeader('Connection', 'close')
   })
   server.on('clientError', clientErrorAnswer(app))

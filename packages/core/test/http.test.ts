@@ -248,6 +248,52 @@ describe('createHttpApp', () => {
       }
     })
 
+    it.each([
+      ['an unknown route', '/nowhere'],
+      ['a malformed query', '/items/1?%ff='],
+    ])(
+      'when a request with a big body is refused before it is read (%s), then the client reads the answer: no reset',
+      async (_what, target) => {
+        const { app } = buildApp()
+        const serving = await serve(app, {
+          port: 0,
+          host: '127.0.0.1',
+          logger: captureLogger().logger,
+          handleSignals: false,
+          exitProcess: false,
+        })
+        try {
+          const size = 4 * 1024 * 1024
+          const outcome = await new Promise<{ answer: string; error?: string }>((resolve) => {
+            let answer = ''
+            const socket = net.connect({ port: serving.port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+              socket.write(
+                `PUT ${target} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n` +
+                  `Content-Length: ${size}\r\nConnection: close\r\n\r\n${'a'.repeat(64 * 1024)}`,
+              )
+            })
+            socket.on('data', async (chunk) => {
+              const first = answer === ''
+              answer += chunk.toString('latin1')
+              if (!first) return
+              // The rest of the body, as a client that does not read while it writes sends it.
+              for (let sent = 64 * 1024; sent < size && !socket.destroyed; sent += 256 * 1024) {
+                socket.write('a'.repeat(Math.min(256 * 1024, size - sent)))
+                await new Promise((r) => setTimeout(r, 5))
+              }
+              if (!socket.destroyed) socket.end()
+            })
+            socket.on('close', () => resolve({ answer }))
+            socket.on('error', (err: NodeJS.ErrnoException) => resolve({ answer, error: err.code }))
+          })
+          expect(outcome.error).toBeUndefined()
+          expect(outcome.answer.split('\r\n')[0]).toMatch(/^HTTP\/1\.1 (400|404) /)
+        } finally {
+          await serving.shutdown()
+        }
+      },
+    )
+
     it('when a request has no Host header or an Expect node does not know, then the answer is in the envelope', async () => {
       const { app } = buildApp()
       const serving = await serve(app, {
