@@ -145,7 +145,21 @@ export async function writeRecord(
     if (err instanceof ProviderError) throw providerFailure(deps, err)
     throw err
   }
-  await deps.records.settleRecords(begun.recordIds, 'confirm')
+  const confirmed = await deps.records.settleRecords(begun.recordIds, 'confirm')
+  if (confirmed < begun.recordIds.length) {
+    // Slower than PENDING_TIMEOUT_MS (a database or upstream stalling): the reconcile job rolled
+    // the write back meanwhile, perhaps before this push landed. DNS follows the database again,
+    // and the client hears that nothing was kept.
+    await assertRRsets(deps, s.rootdomain, keys).catch((err: unknown) =>
+      unknownOutcome(deps, s.rootdomain, keys, err),
+    )
+    throw new ApiError(
+      'service_unavailable',
+      'the change took too long to complete and was undone; try again',
+      undefined,
+      { headers: { 'Retry-After': '5' } },
+    )
+  }
   return begun.record
 }
 
