@@ -9,6 +9,7 @@ export const shareErrorStatus = defineErrorCodes({
   upload_token_expired: 401,
   upload_exists: 409,
   file_too_large: 413,
+  range_not_satisfiable: 416,
   upload_not_issued: 400,
   upload_already_shared: 409,
   upload_expired: 410,

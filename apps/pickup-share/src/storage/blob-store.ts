@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ApiError } from '@quartet/core/errors'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
@@ -114,7 +115,7 @@ export class BlobStore implements StorageDriver {
     }
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
     const file = this.resolve(pathname)
     let handle: fs.FileHandle
     try {
@@ -126,7 +127,8 @@ export class BlobStore implements StorageDriver {
     }
     try {
       const { size } = await handle.stat()
-      return { stream: handle.createReadStream({ highWaterMark: 1024 * 1024 }), size }
+      const stream = handle.createReadStream({ highWaterMark: 1024 * 1024, ...(range ?? {}) })
+      return { stream, size }
     } catch (err) {
       await handle.close()
       throw err

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import { Client } from 'minio'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
@@ -120,11 +121,14 @@ export class BucketStore implements StorageDriver {
     }
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
     const info = await this.stat(pathname)
     if (!info) throw new ApiError('file_not_found', 'the file is no longer in the store')
     try {
-      return { stream: await this.client.getObject(this.bucket, pathname), size: info.size }
+      const stream = range
+        ? await this.client.getPartialObject(this.bucket, pathname, range.start, range.end - range.start + 1)
+        : await this.client.getObject(this.bucket, pathname)
+      return { stream, size: info.size }
     } catch (err) {
       if (isNotFound(err)) throw new ApiError('file_not_found', 'the file is no longer in the store')
       throw err

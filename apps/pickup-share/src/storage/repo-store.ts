@@ -6,6 +6,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
@@ -244,7 +245,16 @@ export class RepoStore implements StorageDriver {
     return rec ? { size: rec.size, lastModified: rec.createdAt } : null
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  /**
+   * A range is cut from the start of the blob: mirrors and git serve whole objects, and only a
+   * read that runs to the end of the file can be checked against the blob SHA.
+   */
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
+    const opened = await this.openWhole(pathname)
+    return range ? { stream: sliceStream(opened.stream, range), size: opened.size } : opened
+  }
+
+  private async openWhole(pathname: string): Promise<{ stream: Readable; size: number }> {
     const rec = await this.options.index.find(pathname)
     if (!rec) throw new ApiError('file_not_found', 'the file is no longer in the store')
     const mirrors = this.options.mirrors
@@ -369,4 +379,19 @@ export class BlobVerifier extends Transform {
       return done(new Error('mirror bytes do not match the committed blob'))
     done()
   }
+}
+
+/** The bytes `range` names of a stream read from its first byte; stops reading the source after them. */
+export function sliceStream(source: Readable, range: ByteRange): Readable {
+  async function* slice(): AsyncGenerator<Buffer> {
+    let pos = 0
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      const from = Math.max(range.start - pos, 0)
+      const to = Math.min(range.end + 1 - pos, chunk.length)
+      pos += chunk.length
+      if (to > from) yield chunk.subarray(from, to)
+      if (pos > range.end) break
+    }
+  }
+  return Readable.from(slice(), { objectMode: false })
 }

@@ -138,6 +138,22 @@ describe('bucket store (S3 protocol, s3rver)', () => {
     for (const r of ok) expect(sha(r.body)).toBe(sha(data))
   })
 
+  it('when a range is asked, then the bucket serves exactly those bytes (206) and the transfer spends one download', async () => {
+    const data = randomBytes(100_000)
+    const { file } = await uploadFile(h, { name: 'part.bin', data, store: 'bucket' })
+    const { code } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 1 })).body
+    const url = `${h.url}/api/download?code=${code}&path=${encodeURIComponent(file.pathname)}`
+    const parts = await Promise.all(
+      ['bytes=0-49999', 'bytes=50000-'].map(async (range) => {
+        const res = await fetch(url, { headers: { range } })
+        expect(res.status).toBe(206)
+        return Buffer.from(await res.arrayBuffer())
+      }),
+    )
+    expect(sha(Buffer.concat(parts))).toBe(sha(data))
+    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
+  })
+
   it('when the object is missing in the bucket, then 404 and the download is refunded', async () => {
     const { file } = await uploadFile(h, { name: 'gone.bin', data: randomBytes(100), store: 'bucket' })
     const { code } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 2 })).body
