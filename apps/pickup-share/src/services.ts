@@ -200,6 +200,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     clock,
     logger,
     orphanAfterHours: config.ORPHAN_AFTER_HOURS,
+    uploadWindowMs: config.UPLOAD_TOKEN_TTL_SECONDS * 1000,
     syncInstances: () => instances.sync(),
   })
   return {

@@ -30,6 +30,7 @@ export const shareErrorStatus = defineErrorCodes({
   settings_invalid: 400,
   storage_failed: 502,
   store_full: 507,
+  insufficient_storage: 507,
   store_exists: 409,
   store_builtin: 409,
   store_not_found: 404,

@@ -2,7 +2,7 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, toApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { ShareListQuery, ShareRecord, ShareRepository } from '../store/share-repository.ts'
 import type { AuthCodes } from './auth-codes.ts'
@@ -217,6 +217,13 @@ export class ShareService {
       })
       return { pathname: claims.pathname, size }
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'insufficient_storage') {
+        // The store is full: the permission ends and its reservation is released now.
+        await this.d.reservations
+          .storeHadNoRoom(claims.instance, claims.pathname)
+          .catch((e: unknown) => this.d.logger.warn({ err: e }, 'releasing a failed upload failed'))
+        throw err
+      }
       // Nothing was stored (or it belongs to an earlier upload): unused again, unless stored.
       await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
       throw err
@@ -477,6 +484,10 @@ export class ShareService {
     } catch (err) {
       if (admission) await this.d.transfers.refund(share.id, admission)
       if (err instanceof ApiError) throw err
+      // A store that is down (connection refused, timed out) is 503 with Retry-After, like any
+      // dependency; anything else it answered is 502.
+      const mapped = toApiError(err)
+      if (mapped.code === 'service_unavailable') throw mapped
       throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
         cause: err,
       })

@@ -80,6 +80,11 @@ export interface StorageDriver {
   delete(pathname: string): Promise<void>
   /** Every object, for orphan cleanup. */
   list(): AsyncIterable<ListedObject>
+  /**
+   * Removes what uploads left half-written (temporary files): those of processes that are gone,
+   * and any untouched since `staleBefore`. Stores that keep nothing partial do not have it.
+   */
+  removePartials?(staleBefore: Date): Promise<{ files: number; bytes: number }>
 }
 
 /** The storage instances this process knows, by instance id, with one default per kind. */

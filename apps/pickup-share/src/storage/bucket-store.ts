@@ -10,6 +10,7 @@ import type {
   UploadPermission,
 } from '../domain/storage.ts'
 import { putLimit } from './limit.ts'
+import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 import { presignV4 } from './s3-presign.ts'
 
 export interface BucketStoreOptions {
@@ -104,9 +105,17 @@ export class BucketStore implements StorageDriver {
       throw new ApiError('upload_exists', 'an object already exists at this pathname')
     const limit = putLimit(options)
     body.on('error', (err) => limit.destroy(err))
-    await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
-      'Content-Type': options.type ?? 'application/octet-stream',
-    })
+    try {
+      await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
+        'Content-Type': options.type ?? 'application/octet-stream',
+      })
+    } catch (err) {
+      if (err instanceof ApiError) throw err
+      // A bucket over its quota or a server out of disk (MinIO XMinioStorageFull, 507): 507.
+      if (isOutOfSpace(err) || (err as { statusCode?: number }).statusCode === 507)
+        throw outOfSpace('bucket', err)
+      throw err
+    }
     return { size: limit.bytes }
   }
 

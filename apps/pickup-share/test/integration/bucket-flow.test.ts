@@ -191,4 +191,46 @@ describe('bucket store (S3 protocol, s3rver)', () => {
       await put.close()
     }
   })
+
+  it('when the S3 server goes down, then share and download answer 503 with Retry-After (not 500), and no download is spent', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 's3rver-down-'))
+    const down = new S3rver({
+      address: '127.0.0.1',
+      port: 0,
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: BUCKET }],
+    })
+    const { port } = await down.run()
+    const other = await startHarness(deps, {
+      config: {
+        S3_ENDPOINT: `http://127.0.0.1:${port}`,
+        S3_ACCESS_KEY: 'S3RVER',
+        S3_SECRET_KEY: 'S3RVER',
+        S3_BUCKET: BUCKET,
+      },
+    })
+    try {
+      const shared = await uploadFile(other, { name: 'a.bin', data: randomBytes(1000), store: 'bucket' })
+      const pending = await uploadFile(other, { name: 'b.bin', data: randomBytes(1000), store: 'bucket' })
+      const { code } = (await api(other, 'POST', '/api/share', { files: [shared.file], maxDownloads: 1 }))
+        .body
+      await down.close()
+      const share = await api(other, 'POST', '/api/share', { files: [pending.file] })
+      expect(share.status).toBe(503)
+      expect(share.headers.get('retry-after')).toBe('5')
+      expect(share.body.error.code).toBe('service_unavailable')
+      const dl = await api(
+        other,
+        'GET',
+        `/api/download?code=${code}&path=${encodeURIComponent(shared.file.pathname)}`,
+      )
+      expect(dl.status).toBe(503)
+      expect(dl.body.error.code).toBe('service_unavailable')
+      expect((await api(other, 'POST', '/api/take', { code })).body.remaining).toBe(1)
+    } finally {
+      await other.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
