@@ -17,8 +17,10 @@ import { operations } from './http/registry.ts'
 import { restRouter } from './http/rest.ts'
 import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
+import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
+import { driftMetrics } from './http/drift-metrics.ts'
 
 export interface AppDeps {
   config: TConfig
@@ -28,6 +30,8 @@ export interface AppDeps {
   /** Defaults to the one DNS_PROVIDER names. */
   provider?: DnsProvider
   clock?: Clock
+  /** Called when an upstream call's outcome is unknown and RRsets were marked for repair (main.ts runs the repair job soon). */
+  onUnknownOutcome?: () => void
 }
 
 export interface DnsManager {
@@ -41,7 +45,9 @@ const PREFIXES = ['', '/api/v1']
 export function buildDnsManager(deps: AppDeps): DnsManager {
   const { config } = deps
   const repo = createRepository(deps.db, config.DATABASE_SCHEMA)
+  const drift = driftMetrics(deps.onUnknownOutcome)
   const service = createDnsService({
+    drift: drift.observer,
     repo,
     guard: createFailedSecretGuard(deps.kv, {
       windowSec: config.AUTH_FAILURE_WINDOW_SEC,
@@ -49,7 +55,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       perKey: config.AUTH_FAILURES_PER_KEY,
       ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX,
     }),
-    provider: deps.provider ?? createProvider(config),
+    provider: serializePerZone(deps.provider ?? createProvider(config), config.PROVIDER_TIMEOUT_MS),
     clock: deps.clock ?? systemClock,
     logger: deps.logger,
     settings: {
@@ -75,7 +81,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
   })
   const pipeline = createPipeline({ svc: service, limiter, repo })
 
-  const { app } = createHttpApp(
+  const { app, metrics } = createHttpApp(
     {
       name: 'dns-manager',
       logger: deps.logger,
@@ -119,6 +125,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       })
     },
   )
+  drift.register(metrics)
   return { app, service }
 }
 

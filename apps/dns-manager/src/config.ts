@@ -50,6 +50,8 @@ export const ZConfig = z.object({
   JOBS_INTERVAL_MS: zInt(60_000, 0, 86_400_000),
   /** A write still pending after this long is rolled back by the reconcile job. */
   PENDING_TIMEOUT_MS: zInt(60_000, 1000, 86_400_000),
+  /** How often the anti-entropy job compares every zone upstream with the database; 0 switches it off. */
+  ANTI_ENTROPY_INTERVAL_MS: zInt(300_000, 0, 86_400_000),
 })
 export type TConfig = z.infer<typeof ZConfig>
 

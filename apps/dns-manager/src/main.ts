@@ -3,6 +3,7 @@ import { startPeriodicJob } from '@quartet/core/jobs'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { buildDnsManager } from './app.ts'
 import { loadAppConfig } from './config.ts'
+import { createRepairScheduler } from './repair-scheduler.ts'
 import { createDb } from './store/db.ts'
 
 void runService({
@@ -11,8 +12,12 @@ void runService({
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
     const db = createDb(databaseOptions(config))
-    const { app, service } = buildDnsManager({ config, logger, db, kv })
-    // The sweeper releases subdomains past their grace period; reconcile rolls back writes a crash left pending.
+    let kick = () => {}
+    const { app, service } = buildDnsManager({ config, logger, db, kv, onUnknownOutcome: () => kick() })
+    const repairs = createRepairScheduler({ run: () => service.repairUpstream(), logger })
+    kick = repairs.kick
+    // The sweeper releases subdomains past their grace period; reconcile finishes what a crash
+    // left pending; repair re-asserts RRsets whose upstream state is unknown.
     const jobs = startPeriodicJob({
       name: 'sweep-and-reconcile',
       intervalMs: config.JOBS_INTERVAL_MS,
@@ -20,18 +25,32 @@ void runService({
       run: async () => {
         const swept = await service.sweepExpired()
         const reconciled = await service.reconcilePending()
+        const repaired = await service.repairUpstream()
         const changed =
           swept.released.length ||
           swept.failed.length ||
           reconciled.rolled_back.length ||
-          reconciled.failed.length
-        if (changed) logger.info({ swept, reconciled }, 'background jobs ran')
+          reconciled.failed.length ||
+          repaired.checked
+        if (changed) logger.info({ swept, reconciled, repaired }, 'background jobs ran')
+      },
+    })
+    // Anti-entropy: every zone upstream against the database, one replica at a time.
+    const antiEntropy = startPeriodicJob({
+      name: 'anti-entropy',
+      intervalMs: config.ANTI_ENTROPY_INTERVAL_MS,
+      logger,
+      run: async () => {
+        const result = await service.reconcileUpstream()
+        if (result.repaired.length) logger.info({ ...result }, 'anti-entropy repaired the upstream')
       },
     })
     return {
       app,
       close: async () => {
         jobs.stop()
+        antiEntropy.stop()
+        repairs.stop()
         await db.$disconnect()
       },
     }

@@ -80,3 +80,19 @@ export function normaliseRecordName(raw: string, fullDomain: string): string {
 export function fqdnOf(relativeName: string, fullDomain: string): string {
   return relativeName === '@' ? fullDomain : `${relativeName}.${fullDomain}`
 }
+
+/**
+ * The label directly under `zone` that a name lies at or under (`www.web.example.org` in
+ * `example.org` → `web`): the label a subdomain would own. Null for the zone's apex and names
+ * outside it.
+ */
+export function ownerLabelOf(zone: string, fqdn: string): string | null {
+  if (!fqdn.endsWith(`.${zone}`)) return null
+  const above = fqdn.slice(0, -(zone.length + 1))
+  return above.slice(above.lastIndexOf('.') + 1) || null
+}
+
+/** Whether a label could be registered as a subdomain (LDH), i.e. whether the namespace under it is dns-manager's. */
+export function isRegistrableLabel(label: string): boolean {
+  return LDH.test(label)
+}

@@ -142,6 +142,62 @@ export function checkCnameRules(
     throw bad('type', `${candidate.name} has a CNAME, so it cannot hold other records`)
 }
 
+/**
+ * Delegations (NS) over the whole set of a subdomain's records after a change, as Cloudflare
+ * and deSEC enforce them. A name with NS records is delegated: resolvers are referred to its
+ * nameservers, so
+ *
+ * - it may hold nothing but NS (no A, TXT, CNAME… beside them), and NS never sits at a wildcard;
+ * - nothing below it is ever answered, except A/AAAA glue: addresses of the names its NS records
+ *   point to, which PowerDNS hands out with the referral.
+ *
+ * `candidate` is the record being written, so the message can say which side is refused.
+ */
+export function checkDelegationRules(
+  records: ReadonlyArray<{ name: string; type: string; content: string }>,
+  candidate: { name: string; type: string },
+  fullDomain: string,
+): void {
+  const delegated = new Map<string, string[]>()
+  for (const r of records)
+    if (r.type === 'NS') delegated.set(r.name, [...(delegated.get(r.name) ?? []), r.content])
+  for (const name of delegated.keys()) {
+    if (name === '*' || name.startsWith('*.'))
+      throw bad('name', `NS records cannot be at a wildcard name (${name})`)
+    const beside = records.find((r) => r.name === name && r.type !== 'NS')
+    if (beside)
+      throw bad(
+        'type',
+        candidate.type === 'NS'
+          ? `${name} holds ${beside.type} records, so it cannot be delegated with NS (a delegated name holds only NS)`
+          : `${name} is delegated (NS), so it cannot hold ${beside.type} records beside its NS records`,
+      )
+  }
+  for (const r of records) {
+    const above = ancestorsOf(r.name).find((a) => delegated.has(a))
+    if (above === undefined) continue
+    const targets = delegated.get(above)!
+    if ((r.type === 'A' || r.type === 'AAAA') && targets.includes(fqdnOf(r.name, fullDomain))) continue
+    const glue = `only A/AAAA glue for its nameservers (${targets.join(', ')}) may be kept below it`
+    if (candidate.type === 'NS' && candidate.name === above)
+      throw bad(
+        'name',
+        `${above} cannot be delegated while ${r.name} holds ${r.type} records below it: a delegated name's records are never answered; ${glue}`,
+      )
+    throw bad(
+      'name',
+      `${r.name} lies below ${above}, which is delegated (NS): its records would never be answered; ${glue}`,
+    )
+  }
+}
+
+/** The names above a relative name, nearest first: `a.b` → `b`, `@`; `@` has none. */
+function ancestorsOf(name: string): string[] {
+  if (name === '@') return []
+  const labels = name.split('.')
+  return [...labels.slice(1).map((_, i) => labels.slice(i + 1).join('.')), '@']
+}
+
 /** TXT data as 255-byte character-strings (RFC 1035 §3.3.14), never splitting a UTF-8 sequence. */
 export function splitTxt(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8')

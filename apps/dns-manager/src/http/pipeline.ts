@@ -3,7 +3,7 @@ import { ApiError, toApiError } from '@quartet/core/errors'
 import { type RateLimitDecision, type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
 import { parseInput } from '@quartet/core/validate'
 import type { DnsService, Principal } from '../domain/service.ts'
-import type { Repository } from '../store/repository.ts'
+import type { AuditStore } from '../domain/ports.ts'
 import type { Operation } from './operation.ts'
 
 /**
@@ -11,7 +11,7 @@ import type { Operation } from './operation.ts'
  * allow list — once per HTTP request — then, per operation call, (4) the rate limit and (5) input
  * validation, the handler, and the audit entry of a write.
  */
-export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; repo: Repository }) {
+export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; repo: AuditStore }) {
   return {
     authenticate(
       headers: Record<string, string | string[] | undefined>,

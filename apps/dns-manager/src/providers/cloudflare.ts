@@ -1,4 +1,4 @@
-import type { DnsProvider, RRset } from '../domain/provider.ts'
+import type { DnsProvider, ServedRRset } from '../domain/provider.ts'
 import { ProviderError } from '../domain/provider.ts'
 import { upstreamFetch } from './http.ts'
 
@@ -11,7 +11,13 @@ interface CfRecord {
   id: string
   name: string
   type: string
+  ttl?: number
+  content?: string
+  priority?: number
+  data?: Record<string, unknown>
 }
+type RRsetBody = { name: string; type: string; ttl: number; records: string[] }
+const PAGE = 5000
 
 /**
  * Cloudflare DNS records API v4 with a bearer token. Cloudflare has no RRset call, so replacing
@@ -59,7 +65,23 @@ export function cloudflareProvider(options: {
 
   return {
     kind: 'cloudflare',
-    async applyRRsets(zone: string, rrsets: readonly RRset[]) {
+    async listRRsets(zone: string): Promise<ServedRRset[]> {
+      const id = await zoneId(zone)
+      const sets = new Map<string, ServedRRset>()
+      for (let page = 1; ; page++) {
+        const rows = await call<CfRecord[]>('GET', `/zones/${id}/dns_records?per_page=${PAGE}&page=${page}`)
+        for (const r of rows) {
+          const name = r.name.replace(/\.$/, '').toLowerCase()
+          const key = `${name} ${r.type}`
+          const set = sets.get(key) ?? { name, type: r.type, ttl: r.ttl ?? 1, records: [] }
+          set.records.push(fromCloudflare(r))
+          sets.set(key, set)
+        }
+        if (rows.length < PAGE) break
+      }
+      return [...sets.values()]
+    },
+    async applyRRsets(zone, rrsets) {
       const id = await zoneId(zone)
       for (const rrset of rrsets) {
         const existing = await call<CfRecord[]>(
@@ -76,7 +98,7 @@ export function cloudflareProvider(options: {
 }
 
 /** Presentation-format RDATA → Cloudflare's record body. */
-function toCloudflare(rrset: RRset, rdata: string): Record<string, unknown> {
+function toCloudflare(rrset: RRsetBody, rdata: string): Record<string, unknown> {
   const base = { type: rrset.type, name: rrset.name, ttl: rrset.ttl, proxied: false }
   const undot = (s: string) => s.replace(/\.$/, '')
   const parts = rdata.split(' ')
@@ -102,5 +124,24 @@ function toCloudflare(rrset: RRset, rdata: string): Record<string, unknown> {
       return { ...base, content: undot(rdata) }
     default:
       return { ...base, content: rdata }
+  }
+}
+
+/** Cloudflare's record → presentation-format RDATA, the inverse of toCloudflare. */
+function fromCloudflare(r: CfRecord): string {
+  const dot = (s: string) => (s.endsWith('.') ? s : `${s}.`)
+  const d = r.data ?? {}
+  switch (r.type) {
+    case 'MX':
+      return `${r.priority ?? 0} ${dot(r.content ?? '')}`
+    case 'SRV':
+      return `${String(d.priority)} ${String(d.weight)} ${String(d.port)} ${dot(String(d.target))}`
+    case 'CAA':
+      return `${String(d.flags)} ${String(d.tag)} ${JSON.stringify(String(d.value))}`
+    case 'CNAME':
+    case 'NS':
+      return dot(r.content ?? '')
+    default:
+      return r.content ?? ''
   }
 }

@@ -1,8 +1,18 @@
-import type { DnsProvider, RRset } from '../domain/provider.ts'
+import type { DnsProvider, ServedRRset } from '../domain/provider.ts'
 import { ProviderError } from '../domain/provider.ts'
 import { upstreamFetch } from './http.ts'
 
 const dot = (name: string) => (name.endsWith('.') ? name : `${name}.`)
+const undot = (name: string) => (name.endsWith('.') ? name.slice(0, -1) : name)
+
+interface PdnsZone {
+  rrsets?: Array<{
+    name: string
+    type: string
+    ttl: number
+    records: Array<{ content: string; disabled: boolean }>
+  }>
+}
 
 /**
  * PowerDNS Authoritative HTTP API: one `PATCH /api/v1/servers/{server}/zones/{zone}` per change,
@@ -36,7 +46,21 @@ export function powerDnsProvider(options: {
         throw new ProviderError(`PowerDNS refused to create ${zone}: HTTP ${created.status}`)
       return 'created'
     },
-    async applyRRsets(zone: string, rrsets: readonly RRset[]) {
+    async listRRsets(zone: string): Promise<ServedRRset[]> {
+      const res = await upstreamFetch(`${zonesUrl}/${encodeURIComponent(dot(zone))}`, {
+        headers,
+        timeoutMs: options.timeoutMs,
+      })
+      if (res.status !== 200)
+        throw new ProviderError(`PowerDNS could not list ${zone}: HTTP ${res.status}`, res.status)
+      return ((res.body as PdnsZone).rrsets ?? []).map((r) => ({
+        name: undot(r.name).toLowerCase(),
+        type: r.type,
+        ttl: r.ttl,
+        records: r.records.filter((x) => !x.disabled).map((x) => x.content),
+      }))
+    },
+    async applyRRsets(zone, rrsets) {
       if (rrsets.length === 0) return
       const body = {
         rrsets: rrsets.map((r) =>

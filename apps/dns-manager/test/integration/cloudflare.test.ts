@@ -50,9 +50,15 @@ function cloudflareStandIn(token: string, zoneName: string) {
       })
     const base = `/client/v4/zones/${zoneId}/dns_records`
     if (req.method === 'GET' && url.pathname === base) {
-      const hits = [...records.values()].filter(
-        (r) => r.name === url.searchParams.get('name') && r.type === url.searchParams.get('type'),
+      // With name and type: that RRset's records; without: the whole zone, page by page.
+      const name = url.searchParams.get('name')
+      const type = url.searchParams.get('type')
+      const perPage = Number(url.searchParams.get('per_page') ?? 100)
+      const page = Number(url.searchParams.get('page') ?? 1)
+      const all = [...records.values()].filter(
+        (r) => (name === null || r.name === name) && (type === null || r.type === type),
       )
+      const hits = all.slice((page - 1) * perPage, page * perPage)
       return send(200, { success: true, errors: [], result: hits })
     }
     if (req.method === 'POST' && url.pathname === base) {
@@ -213,6 +219,47 @@ describe('the Cloudflare provider (DNS records API v4)', () => {
         (await deps.database.query('SELECT 1 FROM dns_record WHERE subdomain_id = $1', [s.body.subdomain.id]))
           .rowCount,
       ).toBe(0)
+    } finally {
+      await cf.close()
+    }
+  })
+
+  it('when records are added at Cloudflare behind our back, then deleting a subdomain removes them too and anti-entropy removes those under names nobody owns', async () => {
+    const zone = `${unique('cf')}.test`
+    const cf = cloudflareStandIn('cf-token', zone)
+    const url = await cf.listen()
+    try {
+      await addZone(deps, zone)
+      const a = await createAccount(deps)
+      const { app, service } = buildApp(deps, {
+        env: { DNS_PROVIDER: 'cloudflare', CLOUDFLARE_API_URL: url, CLOUDFLARE_API_TOKEN: 'cf-token' },
+      })
+      const created = await request(app)
+        .post('/rest/subdomains')
+        .set(a.headers)
+        .send({ subdomain: 'cf', rootdomain: zone })
+        .expect(201)
+      const id = created.body.subdomain.id
+      await request(app)
+        .post(`/rest/subdomains/${id}/records`)
+        .set(a.headers)
+        .send({ type: 'A', content: '8.8.8.8' })
+        .expect(201)
+      let next = 1000
+      const stray = (name: string, content: string) => {
+        const rid = `r${next++}`
+        cf.records.set(rid, { id: rid, type: 'A', name, ttl: 600, content })
+      }
+      stray(`stray.cf.${zone}`, '6.6.6.6') // under the subdomain, unknown to the database
+      stray(`gone.${zone}`, '6.6.6.7') // under a label nobody owns
+      stray(`www.${zone}`, '9.9.9.9') // a reserved label: the operator's
+      const result = await service.reconcileUpstream()
+      expect(result.repaired.map((r) => `${r.name} ${r.action}`).sort()).toEqual(
+        [`gone.${zone} delete`, `stray.cf.${zone} delete`].sort(),
+      )
+      stray(`late.cf.${zone}`, '6.6.6.8')
+      await request(app).delete(`/rest/subdomains/${id}`).set(a.headers).expect(200)
+      expect([...cf.records.values()].map((r) => r.name)).toEqual([`www.${zone}`])
     } finally {
       await cf.close()
     }

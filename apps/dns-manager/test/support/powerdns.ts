@@ -45,6 +45,10 @@ export interface PowerDns {
   apiUrl: string
   apiKey: string
   dnsPort: number
+  /** SIGSTOP: the process stays, its sockets keep accepting into the kernel's queues, nothing is answered. */
+  freeze(): void
+  /** SIGCONT: it wakes and works through what queued up meanwhile. */
+  thaw(): void
   stop(): Promise<void>
 }
 
@@ -112,9 +116,12 @@ export async function startPowerDns(): Promise<PowerDns> {
     apiUrl,
     apiKey,
     dnsPort,
+    freeze: () => void child.kill('SIGSTOP'),
+    thaw: () => void child.kill('SIGCONT'),
     async stop() {
       if (stopped) return
       stopped = true
+      child.kill('SIGCONT')
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r))
         child.kill('SIGTERM')
@@ -125,4 +132,46 @@ export async function startPowerDns(): Promise<PowerDns> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+const DIG = ['/usr/bin/dig'].find((p) => existsSync(p))
+
+/** Why `dig` cannot run here (Debian: dnsutils), or null. */
+export function digUnavailable(): string | null {
+  return DIG ? null : 'dig is not installed (Debian: dnsutils)'
+}
+
+export interface Answer {
+  ttl: number
+  rdata: string
+}
+
+/**
+ * What PowerDNS serves for a name and type, asked with `dig` (no recursion, answer section
+ * only), sorted by RDATA; [] for NXDOMAIN and NODATA.
+ */
+export function dig(pdns: Pick<PowerDns, 'dnsPort'>, name: string, type: string): Answer[] {
+  const out = execFileSync(
+    DIG!,
+    [
+      '+norec',
+      '+noall',
+      '+answer',
+      '+tries=1',
+      '+time=2',
+      '-p',
+      String(pdns.dnsPort),
+      '@127.0.0.1',
+      name,
+      type,
+    ],
+    { encoding: 'utf8' },
+  )
+  return out
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith(';'))
+    .map((l) => /^(\S+)\s+(\d+)\s+IN\s+(\S+)\s+(.*)$/.exec(l.trim()))
+    .filter((m): m is RegExpExecArray => m !== null && m[3] === type)
+    .map((m) => ({ ttl: Number(m[2]), rdata: m[4]! }))
+    .sort((a, b) => a.rdata.localeCompare(b.rdata))
 }

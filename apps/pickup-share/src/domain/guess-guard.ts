@@ -65,8 +65,14 @@ export class GuessGuard {
       this.counters.hit(GLOBAL_KEY, windowMs),
     ])
     if (addressHit.count > s.takeFailuresPerIp) {
-      // Refused before looking: this request is no failure of everyone's.
-      await this.counters.undo(GLOBAL_KEY, globalHit, windowMs)
+      // Refused before looking: this request is no failure, of the address or of everyone. The
+      // address stays refused while its wrong checks (and checks in flight) fill its budget; a
+      // refusal that counted would lock out an address whose parallel right codes were merely
+      // slow to look up (a slow or stopped database) for the rest of the window.
+      await Promise.all([
+        this.counters.undo(addressKey, addressHit, windowMs),
+        this.counters.undo(GLOBAL_KEY, globalHit, windowMs),
+      ])
       this.emit((o) => o.refused?.('address'))
       throw limitExceeded('too many failed pickup attempts from this address', addressHit.ttlMs, {
         reason: 'address',

@@ -16,10 +16,14 @@ export interface CounterHit {
   maybeInKv?: boolean
 }
 
-/** A kv failure after the command went out (its outcome unknown), not a refusal to send it. */
+/**
+ * A kv failure after the command went out (its outcome unknown), not a refusal to send it. Only
+ * the words of a deadline that expired count: a refusal during a pause ("kv not connected
+ * (paused: Redis did not answer moments ago)") was never sent.
+ */
 function mayHaveRun(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause)
-    if (/did not answer|Command timed out/.test(e.message)) return true
+    if (/^(kv did not answer|Command timed out)/.test(e.message)) return true
   return false
 }
 

@@ -159,4 +159,25 @@ describe('WindowCounters', () => {
       await offline.close()
     }
   })
+
+  it('when a hit is refused during a pause, then it is not taken for one kv may have counted', async () => {
+    const inner = new MemoryKeyValueStore()
+    const paused = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'hitWindow')
+          return async () =>
+            Promise.reject(new Error('kv not connected (paused: Redis did not answer moments ago)'))
+        return Reflect.get(target, prop, receiver)
+      },
+    }) as KeyValueStore
+    const counters = new WindowCounters(paused)
+    try {
+      expect(await counters.hit('guess:ip:203.0.113.10', 60_000)).toMatchObject({
+        shared: false,
+        maybeInKv: false,
+      })
+    } finally {
+      await counters.close()
+    }
+  })
 })

@@ -1,0 +1,70 @@
+import { hashToken, ipAllowed, safeEqual } from '@quartet/core/auth'
+import { ApiError } from '@quartet/core/errors'
+import type { DomainDeps } from './deps.ts'
+import './errors.ts'
+
+/** Who is calling: the outcome of the authentication steps of the pipeline. */
+export interface Principal {
+  accountId: string
+  credentialId: string
+  apiKey: string
+  ip: string | undefined
+  /** The account as authentication read it, in this request. */
+  account: { quotaTotal: number; balanceCents: number }
+}
+
+type AccountDeps = Pick<DomainDeps, 'accounts' | 'guard' | 'clock'>
+
+/**
+ * Steps 1–3 of the pipeline: credentials (with the budgets of failed secrets), the API switch,
+ * the IP allow list.
+ */
+export async function authenticate(
+  deps: AccountDeps,
+  credentials: { key: string; secret: string } | null,
+  ip: string | undefined,
+): Promise<Principal> {
+  const { accounts, guard } = deps
+  if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
+  // An address past its budget of failures is refused before the database is asked.
+  const attempt = await guard.admit(ip)
+  const found = await accounts.findCredential(credentials.key)
+  // Hash and compare even for an unknown key, so timing does not tell which keys exist.
+  const expected = found?.credential.secretHash ?? hashToken('no such key')
+  if (!safeEqual(hashToken(credentials.secret), expected) || !found)
+    return guard.failed(attempt, found?.credential.id ?? null)
+  await guard.succeeded(attempt, found.credential.id)
+  if (!found.account.apiAccessEnabled)
+    throw new ApiError('api_access_disabled', 'API access is disabled for this account')
+  if (!ipAllowed(ip, found.account.ipAllowList))
+    throw new ApiError(
+      'auth_ip_not_allowed',
+      `requests from ${ip ?? 'this address'} are not on the allow list`,
+    )
+  // last_used_at is kept to the minute: one write per credential per minute, not per request.
+  const now = deps.clock.now()
+  if (!found.credential.lastUsedAt || now.getTime() - found.credential.lastUsedAt.getTime() > 60_000)
+    void accounts.touchCredential(found.credential.id, now).catch(() => {})
+  return {
+    accountId: found.account.id,
+    credentialId: found.credential.id,
+    apiKey: found.credential.publicKey,
+    ip,
+    account: { quotaTotal: found.account.quotaTotal, balanceCents: found.account.balanceCents },
+  }
+}
+
+/** The account row was read by authentication a moment ago, in this request; only the count is new. */
+async function quotaOf(deps: Pick<DomainDeps, 'accounts'>, p: Principal) {
+  const used = await deps.accounts.countSubdomains(p.accountId)
+  const total = p.account.quotaTotal
+  return { used, total, available: Math.max(0, total - used) }
+}
+
+export async function verifyCredentials(deps: Pick<DomainDeps, 'accounts'>, p: Principal) {
+  return { account: { api_key: p.apiKey, quota: await quotaOf(deps, p) } }
+}
+
+export async function quota(deps: Pick<DomainDeps, 'accounts'>, p: Principal) {
+  return { quota: await quotaOf(deps, p), balance_cents: p.account.balanceCents }
+}

@@ -1,0 +1,278 @@
+/**
+ * What the domain needs from storage, one port per operation group; src/store implements them
+ * over Prisma/Postgres and returns plain objects. The upstream DNS provider port is provider.ts.
+ */
+import type { RecordValues } from './records.ts'
+
+export interface AccountRow {
+  id: string
+  email: string
+  balanceCents: number
+  quotaTotal: number
+  apiAccessEnabled: boolean
+  ipAllowList: string[]
+}
+export interface CredentialRow {
+  id: string
+  accountId: string
+  publicKey: string
+  secretHash: string
+  createdAt: Date
+  lastUsedAt: Date | null
+}
+export interface ZoneRow {
+  id: number
+  name: string
+  priceCents: number
+  termYears: number
+}
+export type SubdomainState = 'active' | 'releasing'
+export interface SubdomainRow {
+  id: number
+  accountId: string
+  rootZoneId: number
+  rootdomain: string
+  label: string
+  fullDomain: string
+  suspended: boolean
+  neverExpires: boolean
+  expiresAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+  /** `releasing`: being deleted or released; the row (and the label) stays until the upstream confirms. */
+  state: SubdomainState
+  stateSince: Date | null
+  /** Bumped by every change of the subdomain's desired DNS state. */
+  dnsVersion: number
+}
+export type RecordState = 'active' | 'pending_create' | 'pending_update' | 'pending_delete'
+/** A record's values as stored: the domain's validated values, with the type as the column holds it. */
+export type RecordFields = Omit<RecordValues, 'type'> & { type: string }
+export interface RecordRow extends RecordFields {
+  id: number
+  subdomainId: number
+  state: RecordState
+  previous: RecordFields | null
+  pendingSince: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface NewAccount {
+  email: string
+  quotaTotal: number
+  balanceCents: number
+  apiAccessEnabled: boolean
+  ipAllowList: string[]
+  credential: StoredCredential
+}
+/** A public key and the SHA-256 of its secret: what is kept of a credential. */
+export interface StoredCredential {
+  publicKey: string
+  secretHash: string
+}
+
+export interface AccountStore {
+  /** The credential and its account in one round trip (every request runs it). */
+  findCredential(publicKey: string): Promise<{ credential: CredentialRow; account: AccountRow } | null>
+  /** Records use, at most once a minute per credential. */
+  touchCredential(id: string, now: Date): Promise<void>
+  createAccount(input: NewAccount): Promise<AccountRow>
+  updateAccount(
+    id: string,
+    data: Partial<Pick<AccountRow, 'email' | 'quotaTotal' | 'apiAccessEnabled' | 'ipAllowList'>>,
+  ): Promise<AccountRow | null>
+  creditBalance(id: string, cents: number): Promise<AccountRow | null>
+  getAccount(id: string): Promise<AccountRow | null>
+  /** Subdomains the account holds (what its quota counts). */
+  countSubdomains(accountId: string): Promise<number>
+}
+
+export interface CredentialStore {
+  listCredentials(accountId: string): Promise<CredentialRow[]>
+  /** Adds a credential unless the account already has `max`; exact under concurrency. */
+  addCredentialWithinLimit(
+    accountId: string,
+    credential: StoredCredential,
+    max: number,
+  ): Promise<CredentialRow | 'limit'>
+  deleteCredential(accountId: string, id: string): Promise<boolean>
+  replaceCredentialSecret(accountId: string, id: string, secretHash: string): Promise<CredentialRow | null>
+}
+
+export interface ZoneStore {
+  listZones(): Promise<ZoneRow[]>
+  findZone(name: string): Promise<ZoneRow | null>
+  upsertZone(zone: Omit<ZoneRow, 'id'>): Promise<ZoneRow>
+}
+
+export type CreateSubdomainOutcome =
+  | { ok: true; subdomain: SubdomainRow }
+  | { ok: false; reason: 'quota'; used: number; total: number }
+  | { ok: false; reason: 'balance'; balance: number; required: number }
+  | { ok: false; reason: 'taken' }
+
+export interface SubdomainStore {
+  /** Within the quota, charging the zone price; exact under concurrency (the account's row lock). */
+  createSubdomain(input: {
+    accountId: string
+    zone: ZoneRow
+    label: string
+    fullDomain: string
+    expiresAt: Date | null
+    neverExpires: boolean
+  }): Promise<CreateSubdomainOutcome>
+  /** `accountId` null: any account's (jobs). */
+  getSubdomain(accountId: string | null, id: number): Promise<SubdomainRow | null>
+  findSubdomainByName(fullDomain: string): Promise<SubdomainRow | null>
+  listSubdomains(
+    accountId: string,
+    options: { afterId: number; limit: number; rootdomain?: string | undefined; search?: string | undefined },
+  ): Promise<SubdomainRow[]>
+  /**
+   * Renews under the subdomain's row lock: `decide` sees the committed expiry and returns the
+   * new one and the price (or throws); the price is taken only if the balance covers it.
+   */
+  renewSubdomain<E>(
+    accountId: string,
+    id: number,
+    decide: (s: SubdomainRow, zone: ZoneRow) => { expiresAt: Date; priceCents: number },
+    onInsufficient: (balance: number, required: number) => E,
+  ): Promise<{ subdomain: SubdomainRow; charged: number; balance: number } | null>
+  /**
+   * Marks an active subdomain `releasing` (and bumps its DNS version) and returns it with its
+   * records; 'busy' when it is already being released, null when it is not the account's.
+   */
+  beginRelease(
+    accountId: string | null,
+    id: number,
+    now: Date,
+  ): Promise<{ subdomain: SubdomainRow; records: RecordRow[] } | 'busy' | null>
+  /** The upstream confirmed nothing is served under it: the row (with its records) goes, the label is free. */
+  finishRelease(id: number): Promise<void>
+  /** The release failed: active again, with a new DNS version. */
+  abortRelease(id: number): Promise<void>
+  /** Releases a crash left unfinished. */
+  staleReleasing(before: Date, limit?: number): Promise<SubdomainRow[]>
+  /** Subdomains whose grace period ended before `before`. */
+  expiredBefore(before: Date, limit?: number): Promise<SubdomainRow[]>
+}
+
+/**
+ * One change of a record write, planned by the domain against every record of the subdomain.
+ * `rrsetTtl.siblings`: other records of the same RRset that take the new TTL in the same write
+ * (stored as pending updates, so they confirm or roll back with it).
+ */
+export type RecordChange =
+  | { op: 'create'; values: RecordFields; rrsetTtl?: { ttl: number; siblings: number[] } }
+  | { op: 'update'; id: number; values: RecordFields; rrsetTtl?: { ttl: number; siblings: number[] } }
+  | { op: 'delete'; id: number }
+
+export interface RRsetKey {
+  name: string
+  type: string
+}
+
+export interface RecordStore {
+  listRecords(subdomainId: number, options?: { afterId?: number; limit?: number }): Promise<RecordRow[]>
+  getRecord(subdomainId: number, id: number): Promise<RecordRow | null>
+  /**
+   * Phase 1 of a record write, one short transaction: `plan` sees every record of the subdomain
+   * (pending ones included) and returns the change, which is committed as pending with a new DNS
+   * version of the subdomain. Null when the subdomain is not the account's. No lock outlives it.
+   */
+  beginRecordChange(
+    accountId: string,
+    subdomainId: number,
+    now: Date,
+    plan: (s: SubdomainRow, records: RecordRow[]) => RecordChange,
+  ): Promise<{ subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[]; recordIds: number[] } | null>
+  /**
+   * Phase 3, after the upstream call: `confirm` makes the pending rows the state; `rollback`
+   * restores what they replaced (and bumps the DNS version, since the desired state changed back).
+   */
+  settleRecords(recordIds: number[], outcome: 'confirm' | 'rollback'): Promise<void>
+  stalePending(before: Date, limit?: number): Promise<RecordRow[]>
+}
+
+/** Who owns a label under a zone, as of one read: a change of any part means the desired state moved. */
+export interface OwnerStamp {
+  label: string
+  subdomainId: number | null
+  state: SubdomainState | null
+  version: number
+}
+
+/** The desired state of some RRsets of one zone, keyed `${fqdn} ${type}`. */
+export interface DesiredState {
+  /**
+   * The records each RRset should hold: pending creates and updates included (their write is
+   * under way), pending deletes left out; empty when no subdomain owns the name or its subdomain
+   * is being released.
+   */
+  rrsets: Map<string, RecordRow[]>
+  /** RRsets a write or a release is changing right now (pending rows, a releasing subdomain). */
+  inFlight: Set<string>
+  /** The owners of the labels involved, read before the records. */
+  owners: OwnerStamp[]
+}
+
+export interface RepairRow {
+  id: number
+  zone: string
+  /** Fully qualified, without the trailing dot. */
+  name: string
+  type: string
+  since: Date
+  attempts: number
+}
+
+/** The database side of convergence: desired RRsets by name, and the RRsets whose upstream state is unknown. */
+export interface UpstreamStateStore {
+  /** The desired state of these RRsets (names fully qualified, inside `zone`). */
+  desiredRRsets(zone: string, keys: RRsetKey[]): Promise<DesiredState>
+  ownerStamps(zone: string, labels: string[]): Promise<OwnerStamp[]>
+  /** The zone's subdomains with their records (the anti-entropy job compares them with the upstream). */
+  zoneSnapshot(zone: string): Promise<Array<{ subdomain: SubdomainRow; records: RecordRow[] }>>
+  /** Marks RRsets as unknown upstream (a call timed out or failed); a mark already there starts over. */
+  addRepairs(zone: string, keys: RRsetKey[], error: string): Promise<void>
+  dueRepairs(now: Date, limit: number): Promise<RepairRow[]>
+  /** Done, unless the RRset was marked again since `since`. */
+  clearRepair(id: number, since: Date): Promise<void>
+  deferRepair(id: number, nextAt: Date, error: string | null): Promise<void>
+}
+
+/** Leases of jobs that must run on one replica at a time; exact in the database. */
+export interface LeaseStore {
+  /** Takes the lease when free or expired, or extends it when `holder` has it. */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>
+  releaseLease(name: string, holder: string): Promise<void>
+}
+
+export interface AuditEntry {
+  accountId: string | null
+  credentialId: string | null
+  ip: string | null
+  operation: string
+  target: string | null
+  outcome: string
+}
+
+export interface AuditStore {
+  audit(entry: AuditEntry): Promise<void>
+}
+
+export interface HealthProbe {
+  ping(): Promise<unknown>
+}
+
+/** Every port at once: what `store/repository.ts` builds over one database. */
+export type Stores = AccountStore &
+  CredentialStore &
+  ZoneStore &
+  SubdomainStore &
+  RecordStore &
+  UpstreamStateStore &
+  LeaseStore &
+  AuditStore &
+  HealthProbe

@@ -1,0 +1,141 @@
+import type { RecordRow, RecordStore, RRsetKey, SubdomainRow } from '../domain/ports.ts'
+import { Prisma } from '../generated/prisma/client.ts'
+import type { Db } from './db.ts'
+import { inTransaction, lockSubdomain, recordFields, toRecord, type Tx } from './transactions.ts'
+
+export function createRecordRepository(db: Db, schema: string): RecordStore {
+  return {
+    async listRecords(subdomainId, options) {
+      const rows = await db.dnsRecord.findMany({
+        where: { subdomainId, id: { gt: options?.afterId ?? 0 } },
+        orderBy: { id: 'asc' },
+        ...(options?.limit ? { take: options.limit } : {}),
+      })
+      return rows.map(toRecord)
+    },
+    async getRecord(subdomainId, id) {
+      const row = await db.dnsRecord.findFirst({ where: { id, subdomainId } })
+      return row ? toRecord(row) : null
+    },
+
+    /**
+     * Under the subdomain's row lock, so concurrent writes plan against each other's rows; the
+     * lock ends with this short transaction, before any upstream call.
+     */
+    async beginRecordChange(accountId, subdomainId, now, plan) {
+      type Begun = { subdomain: SubdomainRow; record: RecordRow; touched: RRsetKey[]; recordIds: number[] }
+      const r = await inTransaction<Begun | null, never>(db, async (tx) => {
+        const s = await lockSubdomain(tx, schema, accountId, subdomainId)
+        if (!s) return null
+        const records = (await tx.dnsRecord.findMany({ where: { subdomainId }, orderBy: { id: 'asc' } })).map(
+          toRecord,
+        )
+        const change = plan(s, records)
+        await tx.subdomain.updateMany({ where: { id: subdomainId }, data: { dnsVersion: { increment: 1 } } })
+        // The other records of the RRset taking its new TTL: pending updates of this write.
+        const rrsetTtl = change.op === 'delete' ? undefined : change.rrsetTtl
+        const siblings = rrsetTtl?.siblings ?? []
+        for (const id of siblings) {
+          const sibling = records.find((x) => x.id === id)!
+          await tx.dnsRecord.update({
+            where: { id },
+            data: {
+              ttl: rrsetTtl!.ttl,
+              state: 'pending_update',
+              previous: recordFields(sibling) as unknown as Prisma.InputJsonValue,
+              pendingSince: now,
+            },
+          })
+        }
+        if (change.op === 'create') {
+          const row = await tx.dnsRecord.create({
+            data: { subdomainId, ...change.values, state: 'pending_create', pendingSince: now },
+          })
+          return {
+            subdomain: s,
+            record: toRecord(row),
+            touched: [{ name: row.name, type: row.type }],
+            recordIds: [row.id, ...siblings],
+          }
+        }
+        const current = records.find((x) => x.id === change.id)!
+        if (change.op === 'update') {
+          const row = await tx.dnsRecord.update({
+            where: { id: change.id },
+            data: {
+              ...change.values,
+              state: 'pending_update',
+              previous: recordFields(current) as unknown as Prisma.InputJsonValue,
+              pendingSince: now,
+            },
+          })
+          return {
+            subdomain: s,
+            record: toRecord(row),
+            touched: [
+              { name: current.name, type: current.type },
+              { name: row.name, type: row.type },
+            ],
+            recordIds: [row.id, ...siblings],
+          }
+        }
+        const row = await tx.dnsRecord.update({
+          where: { id: change.id },
+          data: { state: 'pending_delete', pendingSince: now },
+        })
+        return {
+          subdomain: s,
+          record: toRecord(row),
+          touched: [{ name: row.name, type: row.type }],
+          recordIds: [row.id],
+        }
+      })
+      return r.ok ? r.value : null
+    },
+
+    async settleRecords(recordIds, outcome) {
+      if (recordIds.length === 0) return
+      await db.$transaction((tx) =>
+        outcome === 'confirm' ? confirmRows(tx, recordIds) : rollbackRows(tx, recordIds),
+      )
+    },
+    async stalePending(before, limit = 100) {
+      const rows = await db.dnsRecord.findMany({
+        where: { state: { not: 'active' }, pendingSince: { lt: before } },
+        orderBy: { pendingSince: 'asc' },
+        take: limit,
+      })
+      return rows.map(toRecord)
+    },
+  }
+}
+
+/** Pending rows become the state; the desired DNS state is what was pushed, so the version stays. */
+async function confirmRows(tx: Tx, ids: number[]): Promise<void> {
+  await tx.dnsRecord.deleteMany({ where: { id: { in: ids }, state: 'pending_delete' } })
+  await tx.dnsRecord.updateMany({
+    where: { id: { in: ids }, state: { in: ['pending_create', 'pending_update'] } },
+    data: { state: 'active', previous: Prisma.DbNull, pendingSince: null },
+  })
+}
+
+/** Pending rows are undone; the desired DNS state changed back, so their subdomains get a new version. */
+async function rollbackRows(tx: Tx, ids: number[]): Promise<void> {
+  const rows = (await tx.dnsRecord.findMany({ where: { id: { in: ids } } })).map(toRecord)
+  for (const row of rows) {
+    if (row.state === 'pending_create') await tx.dnsRecord.delete({ where: { id: row.id } })
+    else if (row.state === 'pending_update' && row.previous)
+      await tx.dnsRecord.update({
+        where: { id: row.id },
+        data: { ...row.previous, state: 'active', previous: Prisma.DbNull, pendingSince: null },
+      })
+    else if (row.state !== 'active')
+      await tx.dnsRecord.update({ where: { id: row.id }, data: { state: 'active', pendingSince: null } })
+  }
+  const subdomains = [...new Set(rows.map((r) => r.subdomainId))]
+  if (subdomains.length)
+    await tx.subdomain.updateMany({
+      where: { id: { in: subdomains } },
+      data: { dnsVersion: { increment: 1 } },
+    })
+}
