@@ -239,6 +239,26 @@ export class ShareRepository {
     return row ? toShare(row) : null
   }
 
+  /**
+   * A share a download may name: not expired; possibly exhausted (a receiver whose transfer is
+   * still open may come back to it, README "Resumable downloads").
+   */
+  async findDownloadableByCode(code: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { code, expiresAt: { gt: now } },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
+  async findDownloadableByLinkToken(tokenHash: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { linkTokenHash: tokenHash, expiresAt: { gt: now } },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
   async findByCode(code: string): Promise<ShareRecord | null> {
     const row = await this.db.share.findUnique({ where: { code }, include: shareInclude })
     return row ? toShare(row) : null
@@ -296,10 +316,21 @@ export class ShareRepository {
     return toShare(row)
   }
 
-  /** Shares to sweep: expired, or exhausted longer than `exhaustedGraceMs` ago (a lost finaliser). */
+  /**
+   * Shares to sweep: expired, or exhausted before `exhaustedBefore` (a lost finaliser) with no
+   * transfer that may still be resumed.
+   */
   async findEnded(now: Date, exhaustedBefore: Date, limit = 500): Promise<string[]> {
     const rows = await this.db.share.findMany({
-      where: { OR: [{ expiresAt: { lte: now } }, { exhaustedAt: { lte: exhaustedBefore } }] },
+      where: {
+        OR: [
+          { expiresAt: { lte: now } },
+          {
+            exhaustedAt: { lte: exhaustedBefore },
+            transfers: { none: { complete: false, expiresAt: { gt: now } } },
+          },
+        ],
+      },
       select: { id: true },
       take: limit,
     })
