@@ -283,19 +283,23 @@ export class ShareRepository {
    * more downloads through than the share allows. Returns the downloads left, or null.
    */
   async decrementRemaining(id: string, now: Date): Promise<number | null> {
-    // One conditional UPDATE: row-locked and re-checked, so concurrent decrements never pass zero.
-    const { count } = await this.db.share.updateMany({
-      where: { id, remaining: { gt: 0 }, exhaustedAt: null, expiresAt: { gt: now } },
-      data: { remaining: { decrement: 1 } },
+    // One transaction: a database that stops between its steps must not keep a decrement whose
+    // caller then answers 503 (a download spent and never delivered).
+    return this.db.$transaction(async (tx) => {
+      // A conditional UPDATE: row-locked and re-checked, so concurrent decrements never pass zero.
+      const { count } = await tx.share.updateMany({
+        where: { id, remaining: { gt: 0 }, exhaustedAt: null, expiresAt: { gt: now } },
+        data: { remaining: { decrement: 1 } },
+      })
+      if (count !== 1) return null
+      // Whoever sees zero marks the share exhausted (idempotent); take also treats 0 as used up.
+      await tx.share.updateMany({
+        where: { id, remaining: 0, exhaustedAt: null },
+        data: { exhaustedAt: now },
+      })
+      const row = await tx.share.findUnique({ where: { id }, select: { remaining: true } })
+      return row?.remaining ?? 0
     })
-    if (count !== 1) return null
-    // Whoever sees zero marks the share exhausted (idempotent); take also treats 0 as used up.
-    await this.db.share.updateMany({
-      where: { id, remaining: 0, exhaustedAt: null },
-      data: { exhaustedAt: now },
-    })
-    const row = await this.db.share.findUnique({ where: { id }, select: { remaining: true } })
-    return row?.remaining ?? 0
   }
 
   async refund(id: string): Promise<void> {
