@@ -1,4 +1,4 @@
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, dependencyFailure } from '@quartet/core/errors'
 import type { Principal } from './accounts.ts'
 import type { DomainDeps } from './deps.ts'
 import { fqdnOf, isRegistrableLabel, ownerLabelOf } from './names.ts'
@@ -135,14 +135,27 @@ export async function writeRecord(
   try {
     await assertRRsets(deps, s.rootdomain, keys)
   } catch (err) {
-    try {
-      await deps.records.settleRecords(begun.recordIds, 'rollback')
-    } catch (rollbackErr) {
-      // Left pending: the reconcile job rolls it back after PENDING_TIMEOUT_MS.
-      deps.logger.error({ err: rollbackErr, subdomainId }, 'could not roll back a failed record write')
+    const cleanUp = async () => {
+      try {
+        await deps.records.settleRecords(begun.recordIds, 'rollback')
+      } catch (rollbackErr) {
+        // Left pending: the reconcile job rolls it back after PENDING_TIMEOUT_MS.
+        deps.logger.error({ err: rollbackErr, subdomainId }, 'could not roll back a failed record write')
+      }
+      await unknownOutcome(deps, s.rootdomain, keys, err)
     }
-    await unknownOutcome(deps, s.rootdomain, keys, err)
-    if (err instanceof ProviderError) throw providerFailure(deps, err)
+    if (err instanceof ProviderError) {
+      await cleanUp()
+      throw providerFailure(deps, err)
+    }
+    // The database itself failed (an upstream kept in it, or a read of the desired state): each
+    // clean-up step would wait out its own deadline on it, so the client hears 503 now and the
+    // clean-up goes on behind (a pending row is invisible, and the reconcile job finishes it).
+    if (dependencyFailure(err) === 'unavailable')
+      void cleanUp().catch((cleanUpErr: unknown) =>
+        deps.logger.error({ err: cleanUpErr }, 'record write clean-up failed'),
+      )
+    else await cleanUp()
     throw err
   }
   const confirmed = await deps.records.settleRecords(begun.recordIds, 'confirm')
