@@ -76,6 +76,33 @@ export interface Admission {
 const OPENING_STALE_MS = 30_000
 /** How long a request waits for another request of its receiver to open the transfer. */
 const OPENING_WAIT_MS = 5_000
+/** How long a request waits for the requests of its receiver and file ahead of it in this process. */
+const TURN_WAIT_MS = 2_000
+
+/** Resolves when `before` settles, or rejects with 503 after TURN_WAIT_MS. */
+function withinTurnWait(before: Promise<unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new ApiError(
+            'service_unavailable',
+            'earlier requests for this download are still starting; try again',
+            undefined,
+            {
+              headers: { 'Retry-After': '1' },
+            },
+          ),
+        ),
+      TURN_WAIT_MS,
+    )
+    const done = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    before.then(done, done)
+  })
+}
 
 /**
  * The counting rule of downloads that may be resumed (README "Resumable downloads"). A transfer
@@ -113,10 +140,10 @@ export class DownloadTransfers {
   ): Promise<Admission | null> {
     const id = `${key.shareId}\n${key.path}\n${key.receiver}`
     const before = this.turns.get(id) ?? Promise.resolve()
-    const mine = before.then(
-      () => this.admitNow(share, key, size, bytes),
-      () => this.admitNow(share, key, size, bytes),
-    )
+    // A turn is waited for at most TURN_WAIT_MS: when the requests ahead are slow (a database
+    // stalling), the queue would otherwise grow without bound and hold each request for the sum
+    // of theirs. Past it, 503 at once; the opening row still decides across processes.
+    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes))
     const settled = mine.catch(() => {})
     this.turns.set(id, settled)
     void settled.then(() => {
