@@ -76,6 +76,7 @@ export interface Admission {
 const OPENING_STALE_MS = 30_000
 /** How long a request waits for another request of its receiver to open the transfer. */
 const OPENING_WAIT_MS = 5_000
+const ABANDON_RETRY_MS = 500
 /** How long a request waits for the requests of its receiver and file ahead of it in this process. */
 const TURN_WAIT_MS = 2_000
 
@@ -177,18 +178,18 @@ export class DownloadTransfers {
         try {
           reservation = await this.d.gate.reserve(share.id, share.expiresAt)
         } catch (err) {
-          await this.d.repo.delete(id)
+          this.abandon(id)
           throw err
         }
         if (!reservation) {
-          await this.d.repo.delete(id)
+          this.abandon(id)
           return null
         }
         try {
           await this.d.repo.paid(id, bytes)
         } catch (err) {
+          this.abandon(id)
           await this.d.gate.refund(share.id, reservation)
-          await this.d.repo.delete(id).catch(() => {})
           throw err
         }
         return { transferId: id, opened: true, reservation, bytes }
@@ -206,6 +207,21 @@ export class DownloadTransfers {
         )
       await sleep(wait)
     }
+  }
+
+  /**
+   * Removes an opening that will never be paid. It blocks the receiver's next requests until it
+   * is gone (or stale after OPENING_STALE_MS), so when the database fails the delete too (the
+   * failure that ended the opening), it is retried every half second until it is done.
+   */
+  private abandon(id: string): void {
+    let tries = 0
+    const attempt = () => {
+      this.d.repo.delete(id).catch(() => {
+        if (++tries < OPENING_STALE_MS / ABANDON_RETRY_MS) setTimeout(attempt, ABANDON_RETRY_MS).unref()
+      })
+    }
+    attempt()
   }
 
   /** The store failed before the first byte: nothing was sent, nothing is spent. */

@@ -38,4 +38,35 @@ describe('requests of one receiver for one file, taking turns in this process', 
     expect(behind[0]).toMatchObject({ code: 'service_unavailable', status: 503 })
     expect(await first).toMatchObject({ message: 'Query read timeout' })
   })
+
+  it('when an opening fails with the database and its own delete fails too, then the delete is retried until the database answers, so the receiver is not blocked', async () => {
+    let deletes = 0
+    const deleted: string[] = []
+    const repo = {
+      join: async () => null,
+      beginOpening: async () => 'opened',
+      delete: async (id: string) => {
+        if (++deletes <= 2) throw new Error('Connection terminated unexpectedly')
+        deleted.push(id)
+      },
+    } as unknown as TransferRepository
+    const gate = {
+      reserve: async () => {
+        throw new Error('Connection terminated unexpectedly')
+      },
+    } as unknown as DownloadGate
+    const transfers = new DownloadTransfers({
+      repo,
+      gate,
+      clock: systemClock,
+      rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+    })
+    const share = { id: 's2', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's2', path: 'a/g.bin', receiver: '198.51.100.21' }
+    await expect(transfers.admit(share, key, 100, 100)).rejects.toThrow('Connection terminated')
+    const deadline = Date.now() + 5_000
+    while (deleted.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(deletes).toBe(3)
+    expect(deleted).toHaveLength(1)
+  })
 })
