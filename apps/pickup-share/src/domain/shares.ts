@@ -2,15 +2,16 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, toApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { ShareListQuery, ShareRecord, ShareRepository } from '../store/share-repository.ts'
 import type { AuthCodes } from './auth-codes.ts'
 import type { DownloadGate } from './download-gate.ts'
+import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, strongEtag } from './downloads.ts'
 import { choosePathname } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
 import type { SettingsService, TSettings } from './settings.ts'
-import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
+import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadClaims, UploadTokens } from './upload-token.ts'
@@ -22,6 +23,7 @@ export interface ShareServiceDeps {
   settings: SettingsService
   authCodes: AuthCodes
   gate: DownloadGate
+  transfers: DownloadTransfers
   guard: GuessGuard
   reservations: UploadReservations
   tokens: UploadTokens
@@ -66,13 +68,29 @@ export interface Manifest {
   expiresAt: Date
 }
 
+/** What a download request brings beside its code or token and path. */
+export interface DownloadRequest {
+  /** The `Range` header. */
+  range?: string | undefined
+  /** The `If-Range` header. */
+  ifRange?: string | undefined
+  /** A HEAD: the same answer without the body, counting nothing. */
+  head?: boolean
+}
+
 export interface OpenDownload {
   name: string
   type: string
+  /** The whole file's size. */
   size: number
-  stream: Readable
-  /** Call once when the response has ended (completed or aborted). */
-  done(): Promise<void>
+  /** Strong ETag of the file's bytes. */
+  etag: string
+  /** The range sent (206), or null for the whole file (200). */
+  range: ByteRange | null
+  /** null for a HEAD. */
+  stream: Readable | null
+  /** Call once when the response has ended (completed or aborted), with the body bytes sent. */
+  done(written: number): Promise<void>
 }
 
 const DAY_MS = 86_400_000
@@ -199,6 +217,13 @@ export class ShareService {
       })
       return { pathname: claims.pathname, size }
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'insufficient_storage') {
+        // The store is full: the permission ends and its reservation is released now.
+        await this.d.reservations
+          .storeHadNoRoom(claims.instance, claims.pathname)
+          .catch((e: unknown) => this.d.logger.warn({ err: e }, 'releasing a failed upload failed'))
+        throw err
+      }
       // Nothing was stored (or it belongs to an earlier upload): unused again, unless stored.
       await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
       throw err
@@ -362,11 +387,14 @@ export class ShareService {
     return takeAnswer(await this.shareOfLink(token))
   }
 
-  async openDownloadByLink(token: string, path: string): Promise<OpenDownload> {
-    const share = await this.shareOfLink(token)
-    const file = share.files.find((f) => f.pathname === path)
+  async openDownloadByLink(token: string, path: string, receiver: string, req: DownloadRequest = {}) {
+    const share = await this.d.shares.findDownloadableByLinkToken(hashOf(token), this.d.clock.now())
+    const file = share?.files.find((f) => f.pathname === path)
+    if (!share) throw shareNotFound()
     if (!file) throw new ApiError('file_not_found', 'no such file in this share')
-    return this.streamFile(share, file)
+    if (isUsedUp(share) && !(await this.d.transfers.hasLive({ shareId: share.id, path, receiver })))
+      throw shareNotFound()
+    return this.serveFile(share, file, receiver, req)
   }
 
   private async shareOfLink(token: string): Promise<ShareRecord> {
@@ -375,53 +403,105 @@ export class ShareService {
     return share
   }
 
-  async openDownload(code: string, path: string, address: string): Promise<OpenDownload> {
+  /**
+   * A download by typed code, checked under the guessing limits. A share whose downloads are
+   * used up still serves a receiver whose transfer may be resumed (README "Resumable downloads").
+   */
+  async openDownload(
+    code: string,
+    path: string,
+    address: string,
+    req: DownloadRequest = {},
+  ): Promise<OpenDownload> {
     const s = await this.d.settings.get()
     const ticket = await this.d.guard.admit(address, s)
     let share: ShareRecord | null
+    let resumable = true
     try {
-      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+      share = await this.d.shares.findDownloadableByCode(code, this.d.clock.now())
+      if (share && isUsedUp(share))
+        resumable = await this.d.transfers.hasLive({ shareId: share.id, path, receiver: address })
     } catch (err) {
       await this.d.guard.succeeded(ticket)
       throw err
     }
     const file = share?.files.find((f) => f.pathname === path)
-    if (!share || !file) {
+    if (!share || !file || !resumable) {
       // A wrong path counts too: with a right code it would tell a guesser the code exists.
       this.d.guard.failed(ticket)
-      throw share ? new ApiError('file_not_found', 'no such file in this share') : shareNotFound()
+      throw share && resumable
+        ? new ApiError('file_not_found', 'no such file in this share')
+        : shareNotFound()
     }
     await this.d.guard.succeeded(ticket)
-    return this.streamFile(share, file)
+    return this.serveFile(share, file, address, req)
   }
 
-  private async streamFile(share: ShareRecord, file: ShareRecord['files'][number]): Promise<OpenDownload> {
+  /**
+   * One request for a file: the whole file or one range of it (`If-Range` against the strong
+   * ETag), a HEAD without counting, or a GET counted by the transfer rule (DownloadTransfers).
+   */
+  private async serveFile(
+    share: ShareRecord,
+    file: ShareRecord['files'][number],
+    receiver: string,
+    req: DownloadRequest,
+  ): Promise<OpenDownload> {
+    const size = file.size
+    const etag = strongEtag(file)
+    let range: ByteRange | null = null
+    if (req.range !== undefined && ifRangeAllows(req.ifRange, etag)) {
+      const asked = parseRange(req.range, size)
+      if (asked === 'unsatisfiable')
+        throw new ApiError(
+          'range_not_satisfiable',
+          `the range is outside the file's ${size} bytes`,
+          { size },
+          { headers: { 'Content-Range': `bytes */${size}` } },
+        )
+      range = asked
+    }
+    const head = { name: file.name, type: file.type, size, etag, range }
+    if (req.head) return { ...head, stream: null, done: async () => {} }
+
     const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
-    const reservation =
-      share.maxDownloads === null ? null : await this.d.gate.reserve(share.id, share.expiresAt)
-    if (share.maxDownloads !== null && reservation === null) throw shareNotFound()
+    const bytes = range ? range.end - range.start + 1 : size
+    let admission: Admission | null = null
+    if (share.maxDownloads !== null) {
+      admission = await this.d.transfers.admit(
+        share,
+        { shareId: share.id, path: file.pathname, receiver },
+        size,
+        bytes,
+      )
+      if (!admission) throw shareNotFound()
+    }
     let opened: { stream: Readable; size: number }
     try {
-      opened = await driver.openRead(file.pathname)
+      opened = await driver.openRead(file.pathname, range ?? undefined)
     } catch (err) {
-      if (reservation) await this.d.gate.refund(share.id, reservation)
+      if (admission) await this.d.transfers.refund(share.id, admission)
       if (err instanceof ApiError) throw err
+      // A store that is down (connection refused, timed out) is 503 with Retry-After, like any
+      // dependency; anything else it answered is 502.
+      const mapped = toApiError(err)
+      if (mapped.code === 'service_unavailable') throw mapped
       throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
         cause: err,
       })
     }
     let finished = false
     return {
-      name: file.name,
-      type: file.type,
-      size: opened.size,
+      ...head,
       stream: opened.stream,
-      done: async () => {
-        if (finished || !reservation) return
+      done: async (written) => {
+        if (finished || !admission) return
         finished = true
-        if (await this.d.gate.finish(share.id, reservation)) await this.removeShare(share.id)
+        const sentLastByte = written === bytes && (range === null || range.end === size - 1)
+        if (await this.d.transfers.finish(share, admission, written, sentLastByte, size))
+          await this.removeShare(share.id)
       },
     }
   }
@@ -470,6 +550,9 @@ function checkDeclaredLength(claims: UploadClaims, declared: number): void {
       `Content-Length ${declared} is less than the ${claims.size} bytes the upload permission declared`,
     )
 }
+
+/** No downloads left: a counted share at zero (take answers 404; only open transfers go on). */
+const isUsedUp = (share: ShareRecord) => share.remaining === 0 || share.exhaustedAt !== null
 
 const shareNotFound = () =>
   new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')

@@ -25,6 +25,12 @@ export interface ObjectInfo {
   lastModified: Date
 }
 
+/** Inclusive byte positions, as in `Content-Range: bytes start-end/size`. */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
 export interface ListedObject {
   pathname: string
   size: number
@@ -65,12 +71,20 @@ export interface StorageDriver {
   ): Promise<{ size: number }>
   /** null when there is no such object. */
   stat(pathname: string): Promise<ObjectInfo | null>
-  /** Opens the object; resolves only once the store answered, so a failure comes before any byte. */
-  openRead(pathname: string): Promise<{ stream: Readable; size: number }>
+  /**
+   * Opens the object, or the bytes `range` names; resolves only once the store answered, so a
+   * failure comes before any byte. `size` is the whole object's.
+   */
+  openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }>
   /** Idempotent: deleting a missing object is not an error. */
   delete(pathname: string): Promise<void>
   /** Every object, for orphan cleanup. */
   list(): AsyncIterable<ListedObject>
+  /**
+   * Removes what uploads left half-written (temporary files): those of processes that are gone,
+   * and any untouched since `staleBefore`. Stores that keep nothing partial do not have it.
+   */
+  removePartials?(staleBefore: Date): Promise<{ files: number; bytes: number }>
 }
 
 /** The storage instances this process knows, by instance id, with one default per kind. */

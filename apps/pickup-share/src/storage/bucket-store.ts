@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import { Client } from 'minio'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
@@ -9,6 +10,7 @@ import type {
   UploadPermission,
 } from '../domain/storage.ts'
 import { putLimit } from './limit.ts'
+import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 import { presignV4 } from './s3-presign.ts'
 
 export interface BucketStoreOptions {
@@ -103,9 +105,17 @@ export class BucketStore implements StorageDriver {
       throw new ApiError('upload_exists', 'an object already exists at this pathname')
     const limit = putLimit(options)
     body.on('error', (err) => limit.destroy(err))
-    await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
-      'Content-Type': options.type ?? 'application/octet-stream',
-    })
+    try {
+      await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
+        'Content-Type': options.type ?? 'application/octet-stream',
+      })
+    } catch (err) {
+      if (err instanceof ApiError) throw err
+      // A bucket over its quota or a server out of disk (MinIO XMinioStorageFull, 507): 507.
+      if (isOutOfSpace(err) || (err as { statusCode?: number }).statusCode === 507)
+        throw outOfSpace('bucket', err)
+      throw err
+    }
     return { size: limit.bytes }
   }
 
@@ -120,11 +130,14 @@ export class BucketStore implements StorageDriver {
     }
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
     const info = await this.stat(pathname)
     if (!info) throw new ApiError('file_not_found', 'the file is no longer in the store')
     try {
-      return { stream: await this.client.getObject(this.bucket, pathname), size: info.size }
+      const stream = range
+        ? await this.client.getPartialObject(this.bucket, pathname, range.start, range.end - range.start + 1)
+        : await this.client.getObject(this.bucket, pathname)
+      return { stream, size: info.size }
     } catch (err) {
       if (isNotFound(err)) throw new ApiError('file_not_found', 'the file is no longer in the store')
       throw err

@@ -138,6 +138,22 @@ describe('bucket store (S3 protocol, s3rver)', () => {
     for (const r of ok) expect(sha(r.body)).toBe(sha(data))
   })
 
+  it('when a range is asked, then the bucket serves exactly those bytes (206) and the transfer spends one download', async () => {
+    const data = randomBytes(100_000)
+    const { file } = await uploadFile(h, { name: 'part.bin', data, store: 'bucket' })
+    const { code } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 1 })).body
+    const url = `${h.url}/api/download?code=${code}&path=${encodeURIComponent(file.pathname)}`
+    const parts = await Promise.all(
+      ['bytes=0-49999', 'bytes=50000-'].map(async (range) => {
+        const res = await fetch(url, { headers: { range } })
+        expect(res.status).toBe(206)
+        return Buffer.from(await res.arrayBuffer())
+      }),
+    )
+    expect(sha(Buffer.concat(parts))).toBe(sha(data))
+    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
+  })
+
   it('when the object is missing in the bucket, then 404 and the download is refunded', async () => {
     const { file } = await uploadFile(h, { name: 'gone.bin', data: randomBytes(100), store: 'bucket' })
     const { code } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 2 })).body
@@ -173,6 +189,48 @@ describe('bucket store (S3 protocol, s3rver)', () => {
       expect(sha(await res.arrayBuffer())).toBe(sha(data))
     } finally {
       await put.close()
+    }
+  })
+
+  it('when the S3 server goes down, then share and download answer 503 with Retry-After (not 500), and no download is spent', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 's3rver-down-'))
+    const down = new S3rver({
+      address: '127.0.0.1',
+      port: 0,
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: BUCKET }],
+    })
+    const { port } = await down.run()
+    const other = await startHarness(deps, {
+      config: {
+        S3_ENDPOINT: `http://127.0.0.1:${port}`,
+        S3_ACCESS_KEY: 'S3RVER',
+        S3_SECRET_KEY: 'S3RVER',
+        S3_BUCKET: BUCKET,
+      },
+    })
+    try {
+      const shared = await uploadFile(other, { name: 'a.bin', data: randomBytes(1000), store: 'bucket' })
+      const pending = await uploadFile(other, { name: 'b.bin', data: randomBytes(1000), store: 'bucket' })
+      const { code } = (await api(other, 'POST', '/api/share', { files: [shared.file], maxDownloads: 1 }))
+        .body
+      await down.close()
+      const share = await api(other, 'POST', '/api/share', { files: [pending.file] })
+      expect(share.status).toBe(503)
+      expect(share.headers.get('retry-after')).toBe('5')
+      expect(share.body.error.code).toBe('service_unavailable')
+      const dl = await api(
+        other,
+        'GET',
+        `/api/download?code=${code}&path=${encodeURIComponent(shared.file.pathname)}`,
+      )
+      expect(dl.status).toBe(503)
+      expect(dl.body.error.code).toBe('service_unavailable')
+      expect((await api(other, 'POST', '/api/take', { code })).body.remaining).toBe(1)
+    } finally {
+      await other.close()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

@@ -258,6 +258,21 @@ describe('repo store against a real git server (git http-backend on loopback)', 
     },
   )
 
+  it('when a download is resumed with Range, then 206 with exactly those bytes (cut from the verified stream), one download for the transfer', async () => {
+    const data = randomBytes(200_000)
+    const { file } = await upload('resume.bin', data)
+    const shared = await call('POST', '/api/share', { files: [file], maxDownloads: 1 })
+    const url = `${h.url}/api/download?code=${shared.body.code}&path=${encodeURIComponent(file.pathname)}`
+    const first = await fetch(url, { headers: { range: 'bytes=0-99999' } })
+    expect(first.status).toBe(206)
+    expect(Buffer.from(await first.arrayBuffer()).equals(data.subarray(0, 100_000))).toBe(true)
+    const rest = await fetch(url, { headers: { range: 'bytes=100000-' } })
+    expect(rest.status).toBe(206)
+    expect(rest.headers.get('content-range')).toBe('bytes 100000-199999/200000')
+    expect(Buffer.from(await rest.arrayBuffer()).equals(data.subarray(100_000))).toBe(true)
+    expect((await call('POST', '/api/take', { code: shared.body.code })).status).toBe(404)
+  })
+
   it('when a share is deleted, then its file leaves the branch tip', async () => {
     const data = randomBytes(1000)
     const { file } = await upload('gone.bin', data)
