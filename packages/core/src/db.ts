@@ -186,12 +186,16 @@ export function createPgPool(
  * so core never imports an app's generated code. `$disconnect()` ends the pool.
  */
 export function createPrismaClient<C>(
-  PrismaClient: new (options: { adapter: PrismaPg }) => C,
+  PrismaClient: new (options: { adapter: PrismaPg; errorFormat: 'minimal' }) => C,
   options: DatabaseOptions,
 ): C {
   const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
   return new PrismaClient({
     adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
+    // No code frame in error messages: Prisma reads the calling source file (a bundle of
+    // megabytes) synchronously to print one, and when a database outage fails dozens of queries
+    // at once that blocked the event loop for over a second.
+    errorFormat: 'minimal',
   })
 }
 

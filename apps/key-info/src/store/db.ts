@@ -13,6 +13,7 @@ export function createDb(options: DatabaseOptions): Db {
   const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
   const db = new PrismaClient({
     adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
+    errorFormat: 'minimal', // see createPrismaClient in core
   })
   raw.set(db, { pool, schema: quoteIdent(options.schema) })
   return db
