@@ -300,10 +300,11 @@ export function splitTxt(value: string): string[] {
  */
 function quote(s: string): string {
   let out = '"'
-  for (const byte of Buffer.from(s, 'utf8')) {
-    if (byte === 0x22 || byte === 0x5c) out += `\\${String.fromCharCode(byte)}`
-    else if (byte < 0x20 || byte === 0x7f) out += `\\${String(byte).padStart(3, '0')}`
-    else out += String.fromCharCode(byte)
+  for (const ch of s) {
+    const code = ch.codePointAt(0)!
+    if (ch === '"' || ch === '\\') out += `\\${ch}`
+    else if (code < 0x20 || code === 0x7f) out += `\\${String(code).padStart(3, '0')}`
+    else out += ch
   }
   return `${out}"`
 }
@@ -331,20 +332,55 @@ export function rdataOf(r: RecordValues): string {
   }
 }
 
-/** A BIND zone file for one subdomain (the database provider's export). */
+/**
+ * A BIND zone file for one subdomain, with the subdomain as the origin: SOA and NS synthesized
+ * from the settings, or, when the subdomain delegates itself (NS at `@`), its own NS records as
+ * the zone's. `named-checkzone <subdomain> <file>` loads it.
+ */
 export function bindZoneFile(
   fullDomain: string,
   records: readonly RecordValues[],
   options: { nameservers: readonly string[]; serial: number },
 ): string {
-  const ns = options.nameservers[0] ?? `ns1.${fullDomain}`
+  const ownNs = records.filter((r) => r.name === '@' && r.type === 'NS').map((r) => r.content)
+  const ns = ownNs[0] ?? options.nameservers[0] ?? `ns1.${fullDomain}`
   const lines = [
     `$ORIGIN ${fullDomain}.`,
     `$TTL ${TTL_DEFAULT}`,
     `@ ${TTL_DEFAULT} IN SOA ${ns}. hostmaster.${fullDomain}. ${options.serial} 3600 600 1209600 ${TTL_MIN}`,
+    ...(ownNs.length ? [] : options.nameservers.map((n) => `@ ${TTL_DEFAULT} IN NS ${n}.`)),
+  ]
+  for (const r of sortedRecords(records)) lines.push(`${r.name} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
+  return `${lines.join('\n')}\n`
+}
+
+/**
+ * A subdomain whose own name is a CNAME cannot be a zone: a CNAME never sits beside the SOA and
+ * NS every zone has at its apex (RFC 1034 §3.6.2; BIND refuses "CNAME and other data"). Such a
+ * subdomain is exported within its root zone instead: `$ORIGIN` is the root domain, SOA and NS are
+ * the root zone's, and names are relative to the root (`host`, `www.host`), which
+ * `named-checkzone <root domain> <file>` loads.
+ */
+export function bindZoneFileInRoot(
+  fullDomain: string,
+  rootdomain: string,
+  records: readonly RecordValues[],
+  options: { nameservers: readonly string[]; serial: number },
+): string {
+  const label = fullDomain.slice(0, -(rootdomain.length + 1))
+  const ns = options.nameservers[0] ?? `ns1.${rootdomain}`
+  const lines = [
+    `; ${fullDomain} is an alias (CNAME), so it is exported within its root zone ${rootdomain}`,
+    `$ORIGIN ${rootdomain}.`,
+    `$TTL ${TTL_DEFAULT}`,
+    `@ ${TTL_DEFAULT} IN SOA ${ns}. hostmaster.${rootdomain}. ${options.serial} 3600 600 1209600 ${TTL_MIN}`,
     ...options.nameservers.map((n) => `@ ${TTL_DEFAULT} IN NS ${n}.`),
   ]
-  const sorted = [...records].sort((a, b) => a.name.localeCompare(b.name) || a.type.localeCompare(b.type))
-  for (const r of sorted) lines.push(`${r.name} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
+  for (const r of sortedRecords(records))
+    lines.push(`${r.name === '@' ? label : `${r.name}.${label}`} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
   return `${lines.join('\n')}\n`
+}
+
+function sortedRecords(records: readonly RecordValues[]): RecordValues[] {
+  return [...records].sort((a, b) => a.name.localeCompare(b.name) || a.type.localeCompare(b.type))
 }

@@ -25,7 +25,7 @@ type SubdomainResult { subdomain: Subdomain! }
 type RenewResult { subdomain: Subdomain! charged_cents: Int! balance_cents: Int! }
 type Deleted { deleted: Boolean! id: Int! }
 type DeletedKey { deleted: Boolean! id: String! }
-type ZoneFile { zone: String! generated_at: String! }
+type ZoneFile { zone: String! origin: String! generated_at: String! }
 type DnsRecord {
   id: Int! name: String! type: String! content: String! ttl: Int! priority: Int weight: Int port: Int
   flag: Int tag: String created_at: String! updated_at: String!

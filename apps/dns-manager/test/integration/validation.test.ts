@@ -275,6 +275,7 @@ describeWithPdns('what is newly accepted is served by PowerDNS', () => {
       { type: 'TXT', name: 'empty', content: '' },
       { type: 'TXT', name: '_', content: 'under' },
       { type: 'TXT', name: 'x_', content: 'line1\nline2 "quoted" \\' },
+      { type: 'TXT', name: 'utf', content: 'ü' },
     ])
       await post(app, a, s.id, body).expect(201)
     expect(dig(pdns, s.full, 'MX').map((x) => x.rdata)).toEqual(['0 .'])
@@ -284,5 +285,6 @@ describeWithPdns('what is newly accepted is served by PowerDNS', () => {
     expect(dig(pdns, `x_.${s.full}`, 'TXT').map((x) => x.rdata)).toEqual([
       '"line1\\010line2 \\"quoted\\" \\\\"',
     ])
+    expect(dig(pdns, `utf.${s.full}`, 'TXT').map((x) => x.rdata)).toEqual(['"\\195\\188"'])
   })
 })
