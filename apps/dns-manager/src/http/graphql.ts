@@ -45,9 +45,9 @@ type Limits {
 type Health { database: String! }
 type SystemInfo { version: String! provider: String! zones: [ZoneOffer!]! limits: Limits! health: Health! }
 type SystemResult { system: SystemInfo! }
-type ApiKey { id: String! api_key: String! created_at: String! last_used_at: String current: Boolean! }
+type ApiKey { id: String! api_key: String! scope: String! subdomain_id: Int created_at: String! last_used_at: String current: Boolean! }
 type ApiKeyList { keys: [ApiKey!]! }
-type NewApiKey { id: String! api_key: String! api_secret: String! created_at: String! }
+type NewApiKey { id: String! api_key: String! api_secret: String! scope: String! subdomain_id: Int created_at: String! }
 type NewApiKeyResult { key: NewApiKey! }
 `
 
