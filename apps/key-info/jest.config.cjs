@@ -1,1 +1,8 @@
-module.exports = { ...require('@quartet/core/jest-preset'), displayName: 'key-info' }
+const preset = require('@quartet/core/jest-preset')
+
+module.exports = {
+  ...preset,
+  displayName: 'key-info',
+  // The official OpenRouter SDK (test/integration/sdk.test.ts) ships ESM only: SWC compiles it too.
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(@electric-sql|@openrouter)).+\\.js$'],
+}

@@ -112,6 +112,8 @@ const keysCreate = async (args: CliArgs) => {
         isFreeTier: args.flags['free-tier'] === true,
         allowedDataRegions: ['global'],
         freeModelDailyLimit: null,
+        externalUser: null,
+        externalApiKey: null,
       },
     )
     return { key: created.key, hash: created.data.hash }

@@ -71,6 +71,8 @@ export async function mintKey(
       isFreeTier: false,
       allowedDataRegions: ['global'],
       freeModelDailyLimit: null,
+      externalUser: null,
+      externalApiKey: null,
       ...rest,
     },
   )

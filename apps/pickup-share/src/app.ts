@@ -11,7 +11,8 @@ import { registerGuessMetrics } from './http/metrics.ts'
 import type { Services } from './http/services.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
-import { registerUpload, uploadOperations } from './http/upload.ts'
+import { deferContinueOnListen } from './http/upload-connection.ts'
+import { isStreamedUpload, registerUpload, uploadOperations } from './http/upload.ts'
 import { registerWeb, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
 import { createServices, type ServicesConfig } from './services.ts'
 import type { Db } from './store/db.ts'
@@ -68,5 +69,7 @@ export function createApp(deps: AppDeps): Express {
     },
   )
   registerGuessMetrics(metrics, services.guard)
+  // An upload about to be refused is refused before its body is asked for.
+  deferContinueOnListen(app, isStreamedUpload)
   return app
 }

@@ -44,6 +44,16 @@ export const ZConfig = z
     UPLOAD_PENDING_BYTES_GLOBAL: zInt(100 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     /** Unshared uploads older than this are orphans: share refuses them, cleanup removes them. */
     ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
+    /**
+     * How long after its first request a download may be resumed for free by the same receiver
+     * (README "Resumable downloads").
+     */
+    DOWNLOAD_RESUME_WINDOW_SECONDS: zInt(86_400, 60, 30 * 86_400),
+    /**
+     * Bytes a resumed download may send beyond the file's size, for what is lost in flight at a
+     * cut: slack = min(size/2, max(this, size/8)).
+     */
+    DOWNLOAD_RESUME_SLACK_BYTES: zInt(16 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     /** Sweeper period (expired shares, orphans); 0 switches the in-process sweeper off. */
     SWEEP_INTERVAL_SECONDS: zInt(300, 0, 86_400),
     /** Git repository store ("repo"): smart-HTTP remote, no credentials in the URL (REPO_TOKEN). */

@@ -24,6 +24,11 @@ void runService({
     for (const driver of services.storage.all())
       if (driver instanceof BucketStore && config.S3_CREATE_BUCKET) await driver.ensureBucket()
     logger.info({ stores: services.storage.all().map((d) => `${d.kind}:${d.instance}`) }, 'storage ready')
+    // Uploads a crash cut off (kill -9) leave temporary files no quota counts: removed now, and by
+    // every sweep once untouched for longer than an upload window.
+    await services.cleanup
+      .removePartials()
+      .catch((err: unknown) => logger.warn({ err }, 'start-up clean-up of partial uploads failed'))
 
     const sweeper = startPeriodicJob({
       name: 'sweep',

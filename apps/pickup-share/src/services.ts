@@ -8,6 +8,7 @@ import { AdminSessions } from './domain/admin-sessions.ts'
 import { AuthCodes } from './domain/auth-codes.ts'
 import { Cleanup } from './domain/cleanup.ts'
 import { DownloadGate } from './domain/download-gate.ts'
+import { DownloadTransfers } from './domain/downloads.ts'
 import { GuessGuard } from './domain/guess-guard.ts'
 import { LoginGuard } from './domain/login-guard.ts'
 import { SettingsService } from './domain/settings.ts'
@@ -29,6 +30,7 @@ import type { Db } from './store/db.ts'
 import { InstanceRepository } from './store/instance-repository.ts'
 import { SettingsRepository } from './store/settings-repository.ts'
 import { ShareRepository } from './store/share-repository.ts'
+import { TransferRepository } from './store/transfer-repository.ts'
 
 /** The config createServices reads (main passes the whole config; tests a literal). */
 export type ServicesConfig = Pick<
@@ -53,7 +55,9 @@ export type ServicesConfig = Pick<
   | 'ORPHAN_AFTER_HOURS'
   | 'ADMIN_ALLOWED_ORIGINS'
 > &
-  Partial<Pick<TConfig, 'RATE_LIMIT_IPV6_PREFIX'>> &
+  Partial<
+    Pick<TConfig, 'RATE_LIMIT_IPV6_PREFIX' | 'DOWNLOAD_RESUME_WINDOW_SECONDS' | 'DOWNLOAD_RESUME_SLACK_BYTES'>
+  > &
   Partial<
     Pick<
       TConfig,
@@ -160,6 +164,15 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
   const gate = new DownloadGate(kv, shareRepo, clock, kvTrouble)
+  const transfers = new DownloadTransfers({
+    repo: new TransferRepository(db),
+    gate,
+    clock,
+    rule: {
+      windowMs: (config.DOWNLOAD_RESUME_WINDOW_SECONDS ?? 86_400) * 1000,
+      slackBytes: config.DOWNLOAD_RESUME_SLACK_BYTES ?? 16 * 1024 * 1024,
+    },
+  })
   const counters = new WindowCounters(kv, kvTrouble)
   const guard = new GuessGuard(counters, clock, logger)
   const shares = new ShareService({
@@ -169,6 +182,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     settings,
     authCodes,
     gate,
+    transfers,
     guard,
     reservations,
     tokens,
@@ -186,6 +200,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     clock,
     logger,
     orphanAfterHours: config.ORPHAN_AFTER_HOURS,
+    uploadWindowMs: config.UPLOAD_TOKEN_TTL_SECONDS * 1000,
     syncInstances: () => instances.sync(),
   })
   return {

@@ -26,6 +26,13 @@ export interface PoolDeadlines {
    * cannot even cancel (frozen, partitioned). 0: no deadline (migrations, long operator jobs).
    */
   queryTimeoutMs: number
+  /**
+   * How long callers wait while the pool has never opened a connection: those are the service's
+   * start-up (nothing routes requests to a service that is not listening yet), which on a busy
+   * machine should not exit because a first connection took a second and a half. Default:
+   * `connectTimeoutMs`; services' pools (databaseOptions) wait as long as a connection may take.
+   */
+  firstConnectTimeoutMs?: number
 }
 
 export const DEFAULT_POOL_DEADLINES: PoolDeadlines = { connectTimeoutMs: 1000, queryTimeoutMs: 1000 }
@@ -82,9 +89,13 @@ class DeadlineClient extends pg.Client {
  * a storm of half-opened connections that kept a recovered Postgres busy for many seconds.
  */
 class DeadlinePool extends pg.Pool {
+  /** Until a first connection opens, callers wait `firstWaitMs` (PoolDeadlines.firstConnectTimeoutMs). */
+  private connected = false
+
   constructor(
     config: pg.PoolConfig,
     private readonly waitMs: number,
+    private readonly firstWaitMs: number,
   ) {
     super(config)
   }
@@ -107,12 +118,16 @@ class DeadlinePool extends pg.Pool {
   ): Promise<pg.PoolClient> | void {
     const acquired = new Promise<pg.PoolClient>((resolve, reject) => {
       let settled = false
-      const timer = setTimeout(() => {
-        settled = true
-        reject(new Error('timeout exceeded when trying to connect'))
-      }, this.waitMs)
+      const timer = setTimeout(
+        () => {
+          settled = true
+          reject(new Error('timeout exceeded when trying to connect'))
+        },
+        this.connected ? this.waitMs : this.firstWaitMs,
+      )
       super.connect((err, client, done) => {
         clearTimeout(timer)
+        if (!err && client) this.connected = true
         if (settled) {
           // The caller gave up: the connection goes back to the pool for the next one.
           if (!err && client) done()
@@ -143,12 +158,15 @@ export function createPgPool(
   url: string,
   options: { max?: number; deadlines?: Partial<PoolDeadlines> } = {},
 ): pg.Pool {
-  const { connectTimeoutMs, queryTimeoutMs } = { ...DEFAULT_POOL_DEADLINES, ...options.deadlines }
+  const { connectTimeoutMs, queryTimeoutMs, firstConnectTimeoutMs } = {
+    ...DEFAULT_POOL_DEADLINES,
+    ...options.deadlines,
+  }
   const config: pg.PoolConfig = {
     Client: DeadlineClient,
     connectionString: url,
     max: options.max ?? 2,
-    connectionTimeoutMillis: Math.max(ESTABLISH_TIMEOUT_MS, connectTimeoutMs),
+    connectionTimeoutMillis: Math.max(ESTABLISH_TIMEOUT_MS, connectTimeoutMs, firstConnectTimeoutMs ?? 0),
     // Keep-alive probes find a peer that vanished without a FIN (a partition, a killed VM).
     keepAlive: true,
   }
@@ -156,7 +174,7 @@ export function createPgPool(
     config.statement_timeout = queryTimeoutMs
     config.query_timeout = queryTimeoutMs + CLIENT_GRACE_MS
   }
-  const pool = new DeadlinePool(config, connectTimeoutMs)
+  const pool = new DeadlinePool(config, connectTimeoutMs, firstConnectTimeoutMs ?? connectTimeoutMs)
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
   return pool
@@ -211,6 +229,7 @@ export function databaseOptions(
       : {
           connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
           queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+          firstConnectTimeoutMs: ESTABLISH_TIMEOUT_MS,
         },
   }
 }

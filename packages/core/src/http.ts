@@ -188,6 +188,12 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     for (const [name, value] of securityHeaders) res.setHeader(name, value)
     next()
   })
+  // An HTTP/1.1 request must name its Host (RFC 9112 §3.2). Node's own check answered 400 with
+  // no body at all; serve() turns it off, so the answer is in the envelope.
+  app.use((req, _res, next) => {
+    if (missingHost(req)) throw new ApiError('bad_request', 'an HTTP/1.1 request needs a Host header')
+    next()
+  })
 
   app.get('/healthz', (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ status: 'ok' })
@@ -268,7 +274,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
     answerBeforeExpress(app, (req, res) => {
-      const route = req.method === 'GET' && !hasBody(req) ? routes.get(req.url ?? '') : undefined
+      const route =
+        req.method === 'GET' && !hasBody(req) && !missingHost(req) ? routes.get(req.url ?? '') : undefined
       if (!route) return false
       serveHot(route, req, res).catch((err: unknown) => lastResort(req, res, err))
       return true
@@ -276,6 +283,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   }
   return { app, metrics, observe }
 }
+
+const missingHost = (req: IncomingMessage) => req.headers.host === undefined && req.httpVersion === '1.1'
 
 const METRICS = Symbol.for('quartet.metrics')
 const ENVELOPE = Symbol.for('quartet.envelope')
@@ -288,10 +297,13 @@ const ENVELOPE = Symbol.for('quartet.envelope')
 function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
   const style = (app as { [ENVELOPE]?: EnvelopeStyle })[ENVELOPE] ?? 'code'
   return (err, socket) => {
+    // Node's parser, still attached, reports every later chunk as another error: the answer went.
+    if ((socket as net.Socket & { [ANSWERED]?: true })[ANSWERED]) return
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
+    ;(socket as net.Socket & { [ANSWERED]?: true })[ANSWERED] = true
     const refusal =
       err.code === 'HPE_HEADER_OVERFLOW'
         ? new ApiError('header_fields_too_large', 'request line or headers are too large')
@@ -304,7 +316,62 @@ function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: ne
         `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     )
+    lingerClose(socket)
   }
+}
+
+const ANSWERED = Symbol('quartet.clientErrorAnswered')
+const CURRENT_REQUEST = Symbol('quartet.currentRequest')
+
+/**
+ * A connection that closes after an answer (`Connection: close`) while its request's body is
+ * still coming in (refused before it was read: an unknown route, a bad query, missing
+ * credentials on an upload) closes with a lingering close rather than node's destroy as soon as
+ * the answer is written, which made the kernel answer the client's next bytes with a reset. A
+ * route may install its own (pickup-share's uploads do).
+ */
+function lingerUnreadBodies(socket: net.Socket): void {
+  const s = socket as net.Socket & { destroySoon?: () => void; [CURRENT_REQUEST]?: IncomingMessage }
+  const destroySoon = s.destroySoon?.bind(socket)
+  if (!destroySoon) return
+  s.destroySoon = () => {
+    const req = s[CURRENT_REQUEST]
+    if (!req || req.complete || socket.destroyed) return destroySoon()
+    lingerClose(socket, req)
+  }
+}
+/** How long, and how many bytes, a refused client may go on sending before its connection is cut. */
+const LINGER_MS = 5000
+const LINGER_BYTES = 16 * 1024 * 1024
+
+/**
+ * A lingering close, as nginx does it: our side is shut for writing (the answer, then FIN), and
+ * what the client still sends of a request refused half-way (a request line of 300 kB) is read
+ * and dropped until it stops, within bounds. Closed at once, the socket would answer those bytes
+ * with a reset, and a client that had not read the answer yet would lose it.
+ */
+function lingerClose(socket: net.Socket, req?: IncomingMessage): void {
+  // What still arrives is read through the request when there is one (node's parser owns the
+  // socket's data), else straight from the socket.
+  const source: NodeJS.ReadableStream = req ?? socket
+  if (!req) socket.removeAllListeners('data')
+  let dropped = 0
+  const close = () => {
+    clearTimeout(timer)
+    socket.destroy()
+  }
+  const timer = setTimeout(close, LINGER_MS)
+  timer.unref()
+  source.on('data', (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > LINGER_BYTES) close()
+  })
+  source.once('end', close)
+  socket.once('end', close)
+  socket.once('close', () => clearTimeout(timer))
+  socket.end()
+  if (req) req.unpipe()
+  source.resume()
 }
 
 /** The metrics registry createHttpApp made for `app` (what `serve` exposes on METRICS_PORT). */
@@ -548,12 +615,22 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
   server.on('connection', (socket) => {
     connections.add(socket)
     socket.once('close', () => connections.delete(socket))
+    lingerUnreadBodies(socket)
   })
   // Prepended so it runs before express (and before a hot route writes its head in one go).
-  server.prependListener('request', (_req, res) => {
+  server.prependListener('request', (req, res) => {
+    ;(req.socket as net.Socket & { [CURRENT_REQUEST]?: IncomingMessage })[CURRENT_REQUEST] = req
     if (draining) res.setHeader('Connection', 'close')
   })
   server.on('clientError', clientErrorAnswer(app))
+  // Node answers these two itself with a bare status line and no body: a request without Host
+  // (the pipeline answers it in the envelope instead) and an `Expect` other than 100-continue
+  // (417, which RFC 9110 §10.1.1 allows but does not require: the request is served as if the
+  // expectation were not there).
+  ;(server as Server & { requireHostHeader: boolean }).requireHostHeader = false
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    server.emit('request', req, res),
+  )
 
   const shutdown = (reason = 'shutdown'): Promise<void> => {
     shuttingDown ??= (async () => {

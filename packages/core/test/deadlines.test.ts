@@ -140,6 +140,29 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
     )
 
     realPostgres(
+      "when a service's pool has never connected, then its first callers (the start-up) wait for a slow first connection, and later ones only the connect deadline",
+      async () => {
+        const proxy = await proxyToPostgres({ openDelayMs: 600 })
+        const pool = createPgPool(proxy.url, {
+          max: 2,
+          deadlines: { connectTimeoutMs: 200, firstConnectTimeoutMs: 5000 },
+        })
+        const busy = await pool.connect().catch(() => null)
+        try {
+          expect(busy).not.toBeNull()
+          // The pool's one idle slot is taken; a second caller needs a new, slow connection.
+          const { ms, err } = await failure(pool.query('select 1'))
+          expect(ms).toBeLessThan(500)
+          expect503(err)
+        } finally {
+          busy?.release()
+          await pool.end()
+          await proxy.close()
+        }
+      },
+    )
+
+    realPostgres(
       'when Postgres freezes inside a transaction, then the query fails at its deadline and the ROLLBACK fails at once, not after another',
       async () => {
         const proxy = await proxyToPostgres()

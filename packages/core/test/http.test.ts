@@ -210,6 +210,140 @@ describe('createHttpApp', () => {
       }
     })
 
+    it('when a request line is refused (431) while the client is still sending it, then the client reads the answer: no reset', async () => {
+      const { app } = buildApp()
+      const serving = await serve(app, {
+        port: 0,
+        host: '127.0.0.1',
+        logger: captureLogger().logger,
+        handleSignals: false,
+        exitProcess: false,
+      })
+      try {
+        const outcome = await new Promise<{ answer: string; error?: string }>((resolve) => {
+          let answer = ''
+          // allowHalfOpen: the server's FIN does not stop this client from sending.
+          const socket = net.connect({ port: serving.port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+            // Past the 16 kB header limit: the 431 comes while the request line is not over.
+            socket.write(`GET /items/1?q=${'a'.repeat(40_000)}`)
+          })
+          socket.on('data', async (chunk) => {
+            const first = answer === ''
+            answer += chunk.toString('latin1')
+            if (!first) return
+            // A client that does not read while it writes goes on sending the rest of its request.
+            for (let i = 0; i < 20 && !socket.destroyed; i++) {
+              socket.write('a'.repeat(20_000))
+              await new Promise((r) => setTimeout(r, 5))
+            }
+            if (!socket.destroyed) socket.end(' HTTP/1.1\r\nHost: x\r\n\r\n')
+          })
+          socket.on('close', () => resolve({ answer }))
+          socket.on('error', (err: NodeJS.ErrnoException) => resolve({ answer, error: err.code }))
+        })
+        expect(outcome.error).toBeUndefined()
+        expect(outcome.answer.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large')
+      } finally {
+        await serving.shutdown()
+      }
+    })
+
+    it.each([
+      ['an unknown route', '/nowhere'],
+      ['a malformed query', '/items/1?%ff='],
+    ])(
+      'when a request with a big body is refused before it is read (%s), then the client reads the answer: no reset',
+      async (_what, target) => {
+        const { app } = buildApp()
+        const serving = await serve(app, {
+          port: 0,
+          host: '127.0.0.1',
+          logger: captureLogger().logger,
+          handleSignals: false,
+          exitProcess: false,
+        })
+        try {
+          const size = 4 * 1024 * 1024
+          const outcome = await new Promise<{ answer: string; error?: string }>((resolve) => {
+            let answer = ''
+            const socket = net.connect({ port: serving.port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+              socket.write(
+                `PUT ${target} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n` +
+                  `Content-Length: ${size}\r\nConnection: close\r\n\r\n${'a'.repeat(64 * 1024)}`,
+              )
+            })
+            socket.on('data', async (chunk) => {
+              const first = answer === ''
+              answer += chunk.toString('latin1')
+              if (!first) return
+              // The rest of the body, as a client that does not read while it writes sends it.
+              for (let sent = 64 * 1024; sent < size && !socket.destroyed; sent += 256 * 1024) {
+                socket.write('a'.repeat(Math.min(256 * 1024, size - sent)))
+                await new Promise((r) => setTimeout(r, 5))
+              }
+              if (!socket.destroyed) socket.end()
+            })
+            socket.on('close', () => resolve({ answer }))
+            socket.on('error', (err: NodeJS.ErrnoException) => resolve({ answer, error: err.code }))
+          })
+          expect(outcome.error).toBeUndefined()
+          expect(outcome.answer.split('\r\n')[0]).toMatch(/^HTTP\/1\.1 (400|404) /)
+        } finally {
+          await serving.shutdown()
+        }
+      },
+    )
+
+    it('when a request has no Host header or an Expect node does not know, then the answer is in the envelope', async () => {
+      const { app } = buildApp()
+      const serving = await serve(app, {
+        port: 0,
+        host: '127.0.0.1',
+        logger: captureLogger().logger,
+        handleSignals: false,
+        exitProcess: false,
+      })
+      const raw = (request: string) =>
+        new Promise<string>((resolve) => {
+          const socket = net.connect(serving.port, '127.0.0.1', () => socket.write(request))
+          let answer = ''
+          socket.on('data', (chunk) => (answer += chunk.toString('latin1')))
+          socket.on('close', () => resolve(answer))
+          socket.on('error', () => resolve(answer))
+        })
+      const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as unknown
+      try {
+        const noHost = await raw('GET /items/1 HTTP/1.1\r\nConnection: close\r\n\r\n')
+        expect(noHost.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+        expect(noHost).toMatch(/X-Request-Id: /i)
+        expect(bodyOf(noHost)).toEqual({
+          error: {
+            code: 'bad_request',
+            message: expect.stringMatching(/Host/),
+            request_id: expect.any(String),
+          },
+        })
+        // HTTP/1.0 has no Host requirement.
+        const old = await raw('GET /items/1 HTTP/1.0\r\n\r\n')
+        expect(old.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+
+        for (const expectation of ['', 'something-else', 'caf\xe9']) {
+          const answer = await raw(
+            `GET /items/7 HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n`,
+          )
+          expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+          expect(bodyOf(answer)).toEqual({ id: '7' })
+        }
+        const missing = await raw(
+          'GET /nope HTTP/1.1\r\nHost: x\r\nExpect: nope\r\nConnection: close\r\n\r\n',
+        )
+        expect(missing.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found')
+        expect(bodyOf(missing)).toMatchObject({ error: { code: 'not_found' } })
+      } finally {
+        await serving.shutdown()
+      }
+    })
+
     it('when serve has a metrics port, then the scraper reads /metrics there and nothing else', async () => {
       const { app } = buildApp()
       const serving = await serve(app, {

@@ -44,11 +44,12 @@ export class ServiceProcess {
     readonly env: Record<string, string>,
     private readonly sandbox: Sandbox,
     logName: string,
+    logDir = LOG_DIR,
   ) {
     this.url = `http://127.0.0.1:${port}`
     this.metricsUrl = env.METRICS_PORT ? `http://127.0.0.1:${env.METRICS_PORT}/metrics` : undefined
-    mkdirSync(LOG_DIR, { recursive: true })
-    this.logFile = path.join(LOG_DIR, `${logName}-${name}.log`)
+    mkdirSync(logDir, { recursive: true })
+    this.logFile = path.join(logDir, `${logName}-${name}.log`)
     this.logFd = openSync(this.logFile, 'w')
   }
 

@@ -20,6 +20,15 @@ export interface FaultStack {
   close(): Promise<void>
 }
 
+export interface FaultStackOptions {
+  /** Variables added to (or replacing) a service's environment, e.g. limits another suite needs raised. */
+  env?: Partial<Record<ServiceName, Record<string, string>>>
+  /** Where the service logs go (default packages/faults/logs). */
+  logDir?: string
+  /** Prefix of the temporary folder. */
+  sandboxPrefix?: string
+}
+
 /**
  * A Postgres cluster and a Redis of the suite's own, and the four built services against
  * them, each in its own schema, on free ports, with the settings a real deployment of them
@@ -29,8 +38,9 @@ export interface FaultStack {
 export async function startFaultStack(
   logName: string,
   only: readonly ServiceName[] = SERVICE_NAMES,
+  options: FaultStackOptions = {},
 ): Promise<FaultStack> {
-  const sandbox = new Sandbox()
+  const sandbox = new Sandbox(options.sandboxPrefix)
   let postgres: OwnPostgres | undefined
   let redis: OwnRedis | undefined
   const services: Partial<Record<ServiceName, ServiceProcess>> = {}
@@ -86,11 +96,12 @@ export async function startFaultStack(
       const env = {
         ...common,
         ...own[name],
+        ...options.env?.[name],
         PORT: String(await freePort()),
         METRICS_PORT: String(await freePort()),
         METRICS_HOST: '127.0.0.1',
       }
-      services[name] = new ServiceProcess(name, Number(env.PORT), env, sandbox, logName)
+      services[name] = new ServiceProcess(name, Number(env.PORT), env, sandbox, logName, options.logDir)
     }
     await Promise.all(only.map((name) => services[name]!.start()))
     return {

@@ -210,8 +210,10 @@ export interface RecordStore {
   /**
    * Phase 3, after the upstream call: `confirm` makes the pending rows the state; `rollback`
    * restores what they replaced (and bumps the DNS version, since the desired state changed back).
+   * Answers how many rows were still pending: fewer than asked when the reconcile job rolled a
+   * write back that took longer than PENDING_TIMEOUT_MS.
    */
-  settleRecords(recordIds: number[], outcome: 'confirm' | 'rollback'): Promise<void>
+  settleRecords(recordIds: number[], outcome: 'confirm' | 'rollback'): Promise<number>
   stalePending(before: Date, limit?: number): Promise<RecordRow[]>
 }
 

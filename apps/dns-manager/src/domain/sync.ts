@@ -1,4 +1,4 @@
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, dependencyFailure } from '@quartet/core/errors'
 import type { Principal } from './accounts.ts'
 import type { DomainDeps } from './deps.ts'
 import { fqdnOf, isRegistrableLabel, ownerLabelOf } from './names.ts'
@@ -135,17 +135,44 @@ export async function writeRecord(
   try {
     await assertRRsets(deps, s.rootdomain, keys)
   } catch (err) {
-    try {
-      await deps.records.settleRecords(begun.recordIds, 'rollback')
-    } catch (rollbackErr) {
-      // Left pending: the reconcile job rolls it back after PENDING_TIMEOUT_MS.
-      deps.logger.error({ err: rollbackErr, subdomainId }, 'could not roll back a failed record write')
+    const cleanUp = async () => {
+      try {
+        await deps.records.settleRecords(begun.recordIds, 'rollback')
+      } catch (rollbackErr) {
+        // Left pending: the reconcile job rolls it back after PENDING_TIMEOUT_MS.
+        deps.logger.error({ err: rollbackErr, subdomainId }, 'could not roll back a failed record write')
+      }
+      await unknownOutcome(deps, s.rootdomain, keys, err)
     }
-    await unknownOutcome(deps, s.rootdomain, keys, err)
-    if (err instanceof ProviderError) throw providerFailure(deps, err)
+    if (err instanceof ProviderError) {
+      await cleanUp()
+      throw providerFailure(deps, err)
+    }
+    // The database itself failed (an upstream kept in it, or a read of the desired state): each
+    // clean-up step would wait out its own deadline on it, so the client hears 503 now and the
+    // clean-up goes on behind (a pending row is invisible, and the reconcile job finishes it).
+    if (dependencyFailure(err) === 'unavailable')
+      void cleanUp().catch((cleanUpErr: unknown) =>
+        deps.logger.error({ err: cleanUpErr }, 'record write clean-up failed'),
+      )
+    else await cleanUp()
     throw err
   }
-  await deps.records.settleRecords(begun.recordIds, 'confirm')
+  const confirmed = await deps.records.settleRecords(begun.recordIds, 'confirm')
+  if (confirmed < begun.recordIds.length) {
+    // Slower than PENDING_TIMEOUT_MS (a database or upstream stalling): the reconcile job rolled
+    // the write back meanwhile, perhaps before this push landed. DNS follows the database again,
+    // and the client hears that nothing was kept.
+    await assertRRsets(deps, s.rootdomain, keys).catch((err: unknown) =>
+      unknownOutcome(deps, s.rootdomain, keys, err),
+    )
+    throw new ApiError(
+      'service_unavailable',
+      'the change took too long to complete and was undone; try again',
+      undefined,
+      { headers: { 'Retry-After': '5' } },
+    )
+  }
   return begun.record
 }
 

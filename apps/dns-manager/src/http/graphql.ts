@@ -7,49 +7,9 @@ import { createSchema, createYoga, type Plugin } from 'graphql-yoga'
 import { z } from 'zod'
 import { PER_PAGE_DEFAULT, PER_PAGE_MAX, type Principal } from '../domain/service.ts'
 import { checkDocument, checkNesting, type DocumentLimits } from './graphql-limits.ts'
+import { graphqlSchemaSource } from './graphql-schema.ts'
 import type { Operation } from './operation.ts'
 import type { Pipeline } from './pipeline.ts'
-
-/** The types of the operations' outputs; each root field returns its operation's output object. */
-const typeDefs = `
-type Quota { used: Int! total: Int! available: Int! }
-type Account { api_key: String! quota: Quota! }
-type VerifyResult { account: Account! }
-type QuotaResult { quota: Quota! balance_cents: Int! }
-type Subdomain {
-  id: Int! subdomain: String! rootdomain: String! full_domain: String! status: String!
-  created_at: String! updated_at: String! expires_at: String never_expires: Boolean!
-}
-type SubdomainPage { subdomains: [Subdomain!]! next_cursor: String }
-type SubdomainResult { subdomain: Subdomain! }
-type RenewResult { subdomain: Subdomain! charged_cents: Int! balance_cents: Int! }
-type Deleted { deleted: Boolean! id: Int! }
-type DeletedKey { deleted: Boolean! id: String! }
-type ZoneFile { zone: String! origin: String! generated_at: String! }
-type DnsRecord {
-  id: Int! name: String! type: String! content: String! ttl: Int! priority: Int weight: Int port: Int
-  flag: Int tag: String created_at: String! updated_at: String!
-}
-type DnsRecordPage { dns_records: [DnsRecord!]! next_cursor: String }
-type DnsRecordResult { dns_record: DnsRecord! }
-type Whois {
-  domain: String! rootdomain: String! status: String! created_at: String expires_at: String nameservers: [String!]!
-}
-type WhoisResult { whois: Whois! }
-type ZoneOffer { name: String! price_cents: Int! term_years: Int! never_expires: Boolean! }
-type Limits {
-  rate_limit_per_minute: Int! rpc_max_batch: Int! ttl_min: Int! ttl_max: Int! ttl_default: Int!
-  record_types: [String!]! max_records_per_subdomain: Int! max_api_keys: Int! per_page_max: Int!
-  renew_window_days: Int! grace_days: Int!
-}
-type Health { database: String! }
-type SystemInfo { version: String! provider: String! zones: [ZoneOffer!]! limits: Limits! health: Health! }
-type SystemResult { system: SystemInfo! }
-type ApiKey { id: String! api_key: String! scope: String! subdomain_id: Int created_at: String! last_used_at: String current: Boolean! }
-type ApiKeyList { keys: [ApiKey!]! }
-type NewApiKey { id: String! api_key: String! api_secret: String! scope: String! subdomain_id: Int created_at: String! }
-type NewApiKeyResult { key: NewApiKey! }
-`
 
 /** What the gate found out before Yoga runs: who calls, and the request's checked parameters. */
 interface Admitted {
@@ -180,13 +140,8 @@ export function mountGraphQL(
   },
 ): void {
   const resolvers: Record<'Query' | 'Mutation', Record<string, unknown>> = { Query: {}, Mutation: {} }
-  const fields: Record<'Query' | 'Mutation', string[]> = { Query: [], Mutation: [] }
   for (const op of operations) {
     const kind = op.graphql.kind === 'query' ? 'Query' : 'Mutation'
-    // Root fields are nullable, so one failing field (a refused alias) does not null the others.
-    fields[kind].push(
-      `  "${op.summary.replaceAll('"', "'")}"\n  ${op.graphql.field}${op.graphql.args}: ${op.graphql.type.replace(/!$/, '')}`,
-    )
     resolvers[kind][op.graphql.field] = async (
       _parent: unknown,
       args: Record<string, unknown>,
@@ -203,10 +158,7 @@ export function mountGraphQL(
       }
     }
   }
-  const schema = createSchema<GraphQLContext>({
-    typeDefs: `${typeDefs}\ntype Query {\n${fields.Query.join('\n')}\n}\ntype Mutation {\n${fields.Mutation.join('\n')}\n}\n`,
-    resolvers,
-  })
+  const schema = createSchema<GraphQLContext>({ typeDefs: graphqlSchemaSource(operations), resolvers })
 
   const limits: DocumentLimits = {
     maxDepth: options.maxDepth,
@@ -276,6 +228,15 @@ export function mountGraphQL(
 
   const gate: RequestHandler = async (req, res, next) => {
     try {
+      // Yoga makes a URL of the Host header: one that is no host (`%00`, a port past 65535)
+      // made it throw, a 500 with its stack trace as text.
+      if (!validHost(req.headers.host))
+        throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
+      // Express matched the mount path ignoring case and what follows it; Yoga answers only its
+      // endpoint exactly, and anything else with a bodiless 404.
+      const path = req.originalUrl.split('?')[0]
+      if (!options.endpoints.includes(path ?? ''))
+        throw new ApiError('not_found', `no route for ${req.method} ${path}`)
       if (req.method === 'OPTIONS') {
         // No CORS headers: like the REST routes, /graphql is not for other origins' pages.
         res.status(204).set('Allow', 'GET, POST').end()
@@ -327,6 +288,21 @@ export function mountGraphQL(
     })
     const run: RequestHandler = (req, res) => yoga(req, res, { req })
     app.use(endpoint, bodyErrors, gate, run)
+  }
+}
+
+/**
+ * A Host header a URL can be made of, and nothing more: no path, query, fragment or user part,
+ * which would move the URL Yoga makes off its endpoint (a 404 with no body). HTTP/1.0 may send
+ * none: Yoga then uses localhost.
+ */
+function validHost(host: string | undefined): boolean {
+  if (host === undefined) return true
+  if (!/^[^/?#@\\\s]+$/.test(host)) return false
+  try {
+    return new URL(`http://${host}/`).hostname !== ''
+  } catch {
+    return false
   }
 }
 

@@ -1,4 +1,4 @@
-import { ApiError, errorAnswer, renderJsonRpcError, toApiError } from '@quartet/core/errors'
+import { ApiError, errorAnswer, renderJsonRpcError, statusOf, toApiError } from '@quartet/core/errors'
 import type { ErrorCode } from '@quartet/core/errors'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { Principal } from '../domain/service.ts'
@@ -57,16 +57,23 @@ export function rpcError(err: unknown, requestId?: string): RpcError {
   return { ...rendered, code }
 }
 
+/**
+ * A protocol error (malformed JSON, not a call, unknown method) carries `data.error_code` like
+ * every other error, so a client can switch on it alone.
+ */
 const protocolError = (
   code: number,
   message: string,
   id: RpcResponse['id'] = null,
-  data?: unknown,
-): RpcResponse => ({
-  jsonrpc: '2.0',
-  id,
-  error: { code, message, ...(data === undefined ? {} : { data }) },
-})
+  data?: Record<string, unknown>,
+): RpcResponse => {
+  const errorCode: ErrorCode = code === RPC_METHOD_NOT_FOUND ? 'not_found' : 'bad_request'
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code, message, data: { error_code: errorCode, http_status: statusOf(errorCode), ...data } },
+  }
+}
 
 const requestIdOf = (req: Request) => (typeof req.id === 'string' ? req.id : undefined)
 

@@ -94,8 +94,8 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
     },
 
     async settleRecords(recordIds, outcome) {
-      if (recordIds.length === 0) return
-      await db.$transaction((tx) =>
+      if (recordIds.length === 0) return 0
+      return db.$transaction((tx) =>
         outcome === 'confirm' ? confirmRows(tx, recordIds) : rollbackRows(tx, recordIds),
       )
     },
@@ -111,18 +111,21 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
 }
 
 /** Pending rows become the state; the desired DNS state is what was pushed, so the version stays. */
-async function confirmRows(tx: Tx, ids: number[]): Promise<void> {
-  await tx.dnsRecord.deleteMany({ where: { id: { in: ids }, state: 'pending_delete' } })
-  await tx.dnsRecord.updateMany({
+async function confirmRows(tx: Tx, ids: number[]): Promise<number> {
+  const deleted = await tx.dnsRecord.deleteMany({ where: { id: { in: ids }, state: 'pending_delete' } })
+  const updated = await tx.dnsRecord.updateMany({
     where: { id: { in: ids }, state: { in: ['pending_create', 'pending_update'] } },
     data: { state: 'active', previous: Prisma.DbNull, pendingSince: null },
   })
+  return deleted.count + updated.count
 }
 
 /** Pending rows are undone; the desired DNS state changed back, so their subdomains get a new version. */
-async function rollbackRows(tx: Tx, ids: number[]): Promise<void> {
+async function rollbackRows(tx: Tx, ids: number[]): Promise<number> {
   const rows = (await tx.dnsRecord.findMany({ where: { id: { in: ids } } })).map(toRecord)
+  let pending = 0
   for (const row of rows) {
+    if (row.state !== 'active') pending++
     if (row.state === 'pending_create') await tx.dnsRecord.delete({ where: { id: row.id } })
     else if (row.state === 'pending_update' && row.previous)
       await tx.dnsRecord.update({
@@ -138,4 +141,5 @@ async function rollbackRows(tx: Tx, ids: number[]): Promise<void> {
       where: { id: { in: subdomains } },
       data: { dnsVersion: { increment: 1 } },
     })
+  return pending
 }

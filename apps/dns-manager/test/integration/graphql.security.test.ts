@@ -46,6 +46,37 @@ describe('GraphQL hardening', () => {
     })
   })
 
+  describe('the Host header', () => {
+    it.each(['%00', 'evil.example:99999', '[::1', 'a b', 'host/path', 'user@host', 'host?x', 'host#x'])(
+      'when the Host header is %j, then 400 bad_request in the GraphQL shape, not a 500 with a stack trace',
+      async (host) => {
+        const res = await post({ query: '{ quota { balance_cents } }' }).set('Host', host).expect(400)
+        expect(res.body).toEqual({ errors: [ourError('bad_request')] })
+        expect(res.body.errors[0].extensions.details).toEqual({ field: 'host' })
+      },
+    )
+  })
+
+  it.each(['/GRAPHQL', '/graphql/', '/graphql/x', '/Api/V1/GraphQL'])(
+    'when the path is %s (not the endpoint itself), then 404 not_found in the GraphQL shape',
+    async (path) => {
+      const res = await request(app)
+        .post(path)
+        .set(account.headers)
+        .send({ query: '{ quota { balance_cents } }' })
+        .expect(404)
+      expect(res.body).toEqual({ errors: [ourError('not_found')] })
+    },
+  )
+
+  it.each(['dns.localhost:8080', 'localhost:80', '[::1]:3003', '127.0.0.1'])(
+    'when the Host header is %j, then the document runs',
+    async (host) => {
+      const res = await post({ query: '{ quota { balance_cents } }' }).set('Host', host).expect(200)
+      expect(res.body.data.quota.balance_cents).toEqual(expect.any(Number))
+    },
+  )
+
   describe('limits, all answered 400 bad_request before anything runs', () => {
     it('when a caller sends a 4,000-level nested selection, then 400 bad_request naming the nesting limit', async () => {
       const res = await post({ query: deepSelection(4000) }).expect(400)

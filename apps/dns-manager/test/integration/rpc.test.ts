@@ -32,7 +32,11 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     expect(res.body).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32600, message: expect.any(String) },
+      error: {
+        code: -32600,
+        message: expect.any(String),
+        data: { error_code: 'bad_request', http_status: 400 },
+      },
     })
   })
 
@@ -42,7 +46,15 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     const res = await request(app).post('/rpc').set(a.headers).send([1, 2, 3]).expect(200)
     expect(res.body).toHaveLength(3)
     for (const r of res.body)
-      expect(r).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } })
+      expect(r).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: expect.any(String),
+          data: { error_code: 'bad_request', http_status: 400 },
+        },
+      })
   })
 
   it('when a batch mixes calls, notifications, unknown methods, bad params and domain errors, then each gets its answer', async () => {
@@ -72,7 +84,9 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     const byId = new Map((res.body as Array<{ id: unknown }>).map((r) => [r.id, r]))
     expect(res.body).toHaveLength(7) // the notification gets no answer
     expect(byId.get(1)).toMatchObject({ result: { subdomain: { full_domain: `batch.${root}` } } })
-    expect(byId.get(2)).toMatchObject({ error: { code: -32601 } })
+    expect(byId.get(2)).toMatchObject({
+      error: { code: -32601, data: { error_code: 'not_found', http_status: 404 } },
+    })
     expect(byId.get(3)).toMatchObject({
       error: { code: -32602, data: { error_code: 'bad_request', http_status: 400 } },
     })
@@ -114,14 +128,18 @@ describe('JSON-RPC 2.0 at /rpc', () => {
       .set('Content-Type', 'application/json')
       .send('{"jsonrpc":')
       .expect(200)
-    expect(parse.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } })
+    expect(parse.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, data: { error_code: 'bad_request', http_status: 400 } },
+    })
     const text = await request(app)
       .post('/rpc')
       .set(a.headers)
       .set('Content-Type', 'text/plain')
       .send('hello')
       .expect(200)
-    expect(text.body.error.code).toBe(-32600)
+    expect(text.body.error).toMatchObject({ code: -32600, data: { error_code: 'bad_request' } })
   })
 
   it('when the body is over BODY_LIMIT or in a charset we do not read, then one JSON-RPC error object with the HTTP status, not the REST envelope', async () => {

@@ -8,6 +8,8 @@ export const keyInfoErrorStatus = defineErrorCodes({
   api_key_expired: 401,
   management_key_required: 403,
   key_not_found: 404,
+  workspace_not_found: 404,
+  external_api_key_in_use: 409,
 } as const)
 
 declare module '@quartet/core/errors' {

@@ -1,3 +1,4 @@
+import { deflateRawSync } from 'node:zlib'
 import { generateToken, hashToken, maskToken } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
@@ -78,6 +79,8 @@ export interface ManagedKey extends SpendFields {
   updated_at: string
   expires_at: string | null
   creator_user_id: string
+  /** OpenRouter's `external.user` given at creation, or null. */
+  external_user: string | null
   workspace_id: string
 }
 
@@ -223,6 +226,7 @@ export function toManagedKey(key: KeyWithUsage): ManagedKey {
     updated_at: key.updatedAt.toISOString(),
     expires_at: key.expiresAt?.toISOString() ?? null,
     creator_user_id: key.creatorUserId,
+    external_user: key.externalUser,
     workspace_id: key.workspaceId,
   }
 }
@@ -239,6 +243,46 @@ export interface CreateKeyInput {
   isFreeTier: boolean
   allowedDataRegions: DataRegion[]
   freeModelDailyLimit: number | null
+  /** OpenRouter's `external.user`: the partner's end-user the key is attributed to. */
+  externalUser: string | null
+  /** OpenRouter's `external.api_key` (plaintext; only its SHA-256 is kept), or null. */
+  externalApiKey: string | null
+}
+
+/** OpenRouter's rule for a partner-supplied lookup key: at least 32 characters… */
+export const EXTERNAL_API_KEY_MIN_LENGTH = 32
+/**
+ * …and "sufficient entropy", judged two ways: its characters, counted by their own frequencies,
+ * must carry this many bits (Shannon; 32 random hex digits score about 118), and deflate must
+ * not shrink it below 128 bits (a repeated run such as `abcdefgh` × 8 passes the first test only).
+ */
+export const EXTERNAL_API_KEY_MIN_BITS = 96
+const EXTERNAL_API_KEY_MIN_DEFLATED_BYTES = 16
+
+/** Why a partner's lookup key is refused, or undefined when it may be used. */
+export function externalApiKeyProblem(key: string): string | undefined {
+  if (key.length < EXTERNAL_API_KEY_MIN_LENGTH)
+    return `must be at least ${EXTERNAL_API_KEY_MIN_LENGTH} characters`
+  const chars = [...key]
+  const counts = new Map<string, number>()
+  for (const ch of chars) counts.set(ch, (counts.get(ch) ?? 0) + 1)
+  let bits = 0
+  for (const c of counts.values()) bits -= c * Math.log2(c / chars.length)
+  if (bits < EXTERNAL_API_KEY_MIN_BITS || deflateRawSync(key).length < EXTERNAL_API_KEY_MIN_DEFLATED_BYTES)
+    return 'is too predictable: use a random key (128 bits or more)'
+  return undefined
+}
+
+/**
+ * Where a management key asks to work (OpenRouter's `workspace_id`). OpenRouter lets an
+ * organization's management key reach each of its workspaces; in key-info a workspace is the
+ * tenant, so a management key reaches its own workspace only: naming it is the same as naming
+ * none, and any other workspace is as unknown as a missing one (404, nothing revealed).
+ */
+function reachableWorkspace(caller: KeyRow, workspaceId: string | undefined): string {
+  if (workspaceId !== undefined && workspaceId !== caller.workspaceId)
+    throw new ApiError('workspace_not_found', `no workspace ${workspaceId}`)
+  return caller.workspaceId
 }
 
 function assertFuture(expiresAt: Date | null | undefined, now: Date): void {
@@ -256,34 +300,59 @@ export async function createKey(
   input: CreateKeyInput,
 ): Promise<{ key: string; data: ManagedKey }> {
   assertFuture(input.expiresAt, deps.clock.now())
+  const { externalApiKey, ...fields } = input
   const token = generateToken(KEY_PREFIX, KEY_BYTES)
   const row = await deps.keys.create({
     hash: hashToken(token),
     workspaceId: owner.workspaceId,
     creatorUserId: owner.creatorUserId,
     label: maskToken(token),
-    ...input,
+    externalApiKeyHash: externalApiKey === null ? null : hashToken(externalApiKey),
+    ...fields,
   })
+  if (row === 'external_api_key_taken')
+    throw new ApiError('external_api_key_in_use', 'external.api_key is already in use by another key')
   return { key: token, data: toManagedKey({ ...row, windows: NO_USAGE }) }
 }
 
-/** A management key creates a key in its own workspace; the key's creator is the caller's creator. */
+/** Who a management key creates a key for: OpenRouter's `workspace_id` and `creator_user_id`. */
+export interface KeyOwnerChoice {
+  /** The workspace to create the key in; only the caller's own is reachable (default). */
+  workspaceId?: string
+  /** The member the key is attributed to; default (also for null): the caller's creator. */
+  creatorUserId?: string | null
+}
+
+/** A management key creates a key in its own workspace, by default on behalf of its own creator. */
 export async function createWorkspaceKey(
   deps: Pick<KeyDeps, 'keys' | 'clock'>,
   caller: KeyRow,
   input: CreateKeyInput,
+  owner: KeyOwnerChoice = {},
 ): Promise<{ key: string; data: ManagedKey }> {
   requireManagementKey(caller)
-  return createKey(deps, { workspaceId: caller.workspaceId, creatorUserId: caller.creatorUserId }, input)
+  return createKey(
+    deps,
+    {
+      workspaceId: reachableWorkspace(caller, owner.workspaceId),
+      creatorUserId: owner.creatorUserId ?? caller.creatorUserId,
+    },
+    input,
+  )
 }
 
 export async function listKeys(
   deps: Pick<KeyDeps, 'keys' | 'clock'>,
   caller: KeyRow,
-  page: { offset: number; limit: number; includeDisabled: boolean },
+  page: { offset: number; limit: number; includeDisabled: boolean; workspaceId?: string },
 ): Promise<ManagedKey[]> {
   requireManagementKey(caller)
-  const rows = await deps.keys.listWithUsage(caller.workspaceId, page, usageWindows(deps.clock.now()))
+  const workspaceId = reachableWorkspace(caller, page.workspaceId)
+  const rows = await deps.keys.listWithUsage(
+    workspaceId,
+    { offset: page.offset, limit: page.limit, includeDisabled: page.includeDisabled },
+    usageWindows(deps.clock.now()),
+  )
   return rows.map(toManagedKey)
 }
 

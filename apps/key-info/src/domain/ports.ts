@@ -22,6 +22,8 @@ export interface KeyRow {
   freeModelDailyLimit: number | null
   creatorUserId: string
   organizationId: string | null
+  /** OpenRouter's `external.user`: the partner's end-user the key is attributed to. */
+  externalUser: string | null
   /** All-time totals, µUSD. */
   usageMicros: bigint
   byokUsageMicros: bigint
@@ -56,6 +58,9 @@ export interface NewKey {
   allowedDataRegions: DataRegion[]
   freeModelDailyLimit: number | null
   creatorUserId: string
+  externalUser: string | null
+  /** SHA-256 (hex) of OpenRouter's `external.api_key`: unique across workspaces, never read back. */
+  externalApiKeyHash: string | null
   expiresAt: Date | null
 }
 
@@ -88,8 +93,12 @@ export interface KeyStore {
     page: { offset: number; limit: number; includeDisabled: boolean },
     windows: UsageWindows,
   ): Promise<KeyWithUsage[]>
-  /** Creates the key in its workspace (which must exist). */
-  create(key: NewKey): Promise<KeyRow>
+  /**
+   * Creates the key in its workspace (which must exist); 'external_api_key_taken' when another
+   * key already has its external lookup key (the unique index decides, so concurrent creates
+   * cannot both win).
+   */
+  create(key: NewKey): Promise<KeyRow | 'external_api_key_taken'>
   createWorkspace(name: string): Promise<string>
   workspaceExists(id: string): Promise<boolean>
   /** Null when no such key in that workspace. */

@@ -2,12 +2,29 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import type { Express } from 'express'
 import { z } from 'zod'
-import { createWorkspaceKey, deleteKey, getKey, listKeys, updateKey } from '../domain/keys.ts'
+import {
+  createWorkspaceKey,
+  deleteKey,
+  externalApiKeyProblem,
+  getKey,
+  listKeys,
+  updateKey,
+} from '../domain/keys.ts'
 import { usdToMicros } from '../domain/money.ts'
 import type { KeyPatch } from '../domain/ports.ts'
 import { callerOf, managementKey, noStore } from './auth.ts'
 import type { RouteDeps } from './deps.ts'
-import { spendShape, ZDataRegions, ZError, ZKeyHash, ZLimitReset, ZUsd, ZUtcTimestamp } from './schemas.ts'
+import {
+  spendShape,
+  ZDataRegions,
+  ZError,
+  ZKeyHash,
+  ZLimitReset,
+  ZUsd,
+  ZUserId,
+  ZUtcTimestamp,
+  ZWorkspaceId,
+} from './schemas.ts'
 
 // --- contract -----------------------------------------------------------------------------------
 
@@ -26,6 +43,12 @@ export const ZManagedKey = z
     updated_at: z.string(),
     expires_at: z.string().nullable(),
     creator_user_id: z.string(),
+    external_user: z
+      .string()
+      .nullable()
+      .describe(
+        "OpenRouter's external.user: the partner's end-user the key is attributed to; null when none",
+      ),
     workspace_id: z.string(),
   })
   .strict()
@@ -44,6 +67,9 @@ export const ZListKeysQuery = z
     offset: ZIntString(0, 1_000_000).default(0),
     limit: ZIntString(1, 500).default(100),
     include_disabled: ZBoolString.default(false),
+    workspace_id: ZWorkspaceId.optional().describe(
+      "only the caller's own workspace (the default) is reachable",
+    ),
   })
   .strict()
 
@@ -58,6 +84,29 @@ export const ZCreateKey = z
     is_free_tier: z.boolean().optional(),
     allowed_data_regions: ZDataRegions.optional(),
     free_model_daily_limit: z.number().int().min(0).max(100_000_000).nullable().optional(),
+    workspace_id: ZWorkspaceId.optional().describe(
+      "only the caller's own workspace (the default) is reachable",
+    ),
+    creator_user_id: ZUserId.nullable()
+      .optional()
+      .describe("the member the key is attributed to; default (and null): the caller's creator_user_id"),
+    external: z
+      .object({
+        user: ZUserId.describe("the partner's end-user identifier, for attribution"),
+        api_key: z
+          .string()
+          .superRefine((key, ctx) => {
+            const problem = externalApiKeyProblem(key)
+            if (problem) ctx.addIssue({ code: 'custom', message: problem })
+          })
+          .optional()
+          .describe(
+            "the partner's lookup key for this key (≥ 32 random characters): kept as SHA-256, never returned",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe('a partner-defined identity of the key (OpenRouter): external.user becomes external_user'),
   })
   .strict()
 export type TCreateKey = z.infer<typeof ZCreateKey>
@@ -106,23 +155,31 @@ export function registerKeysRoutes(app: Express, deps: RouteDeps): void {
       offset: query.offset,
       limit: query.limit,
       includeDisabled: query.include_disabled,
+      workspaceId: query.workspace_id,
     })
     res.json({ data })
   })
 
   app.post('/api/v1/keys', noStore, auth, validate(create), async (req, res) => {
     const { body } = inputOf(create, req)
-    const created = await createWorkspaceKey(deps.keys, callerOf(res), {
-      name: body.name,
-      limitMicros: micros(body.limit) ?? null,
-      limitReset: body.limit_reset ?? null,
-      includeByokInLimit: body.include_byok_in_limit ?? false,
-      expiresAt: date(body.expires_at) ?? null,
-      isManagementKey: body.is_management_key ?? false,
-      isFreeTier: body.is_free_tier ?? false,
-      allowedDataRegions: body.allowed_data_regions ?? ['global'],
-      freeModelDailyLimit: body.free_model_daily_limit ?? null,
-    })
+    const created = await createWorkspaceKey(
+      deps.keys,
+      callerOf(res),
+      {
+        name: body.name,
+        limitMicros: micros(body.limit) ?? null,
+        limitReset: body.limit_reset ?? null,
+        includeByokInLimit: body.include_byok_in_limit ?? false,
+        expiresAt: date(body.expires_at) ?? null,
+        isManagementKey: body.is_management_key ?? false,
+        isFreeTier: body.is_free_tier ?? false,
+        allowedDataRegions: body.allowed_data_regions ?? ['global'],
+        freeModelDailyLimit: body.free_model_daily_limit ?? null,
+        externalUser: body.external?.user ?? null,
+        externalApiKey: body.external?.api_key ?? null,
+      },
+      { workspaceId: body.workspace_id, creatorUserId: body.creator_user_id },
+    )
     res.status(201).json({ data: created.data, key: created.key })
   })
 
@@ -169,7 +226,11 @@ export const keysOperations: OperationDoc[] = [
     tags: ['keys'],
     security: ['bearer'],
     request: list,
-    responses: { 200: { description: 'a page of keys, newest first', schema: ZKeyList }, ...errors },
+    responses: {
+      200: { description: 'a page of keys, newest first', schema: ZKeyList },
+      ...errors,
+      404: { description: 'workspace_id names a workspace this key cannot reach', schema: ZError },
+    },
   },
   {
     method: 'post',
@@ -179,7 +240,12 @@ export const keysOperations: OperationDoc[] = [
     tags: ['keys'],
     security: ['bearer'],
     request: create,
-    responses: { 201: { description: 'the new key', schema: ZCreatedKey }, ...errors },
+    responses: {
+      201: { description: 'the new key', schema: ZCreatedKey },
+      ...errors,
+      404: { description: 'workspace_id names a workspace this key cannot reach', schema: ZError },
+      409: { description: 'external.api_key is already the lookup key of another key', schema: ZError },
+    },
   },
   {
     method: 'get',

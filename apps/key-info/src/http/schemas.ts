@@ -22,6 +22,15 @@ export const ZKeyHash = z
   .string()
   .regex(/^[0-9a-f]{64}$/, 'must be the key hash: 64 lowercase hex characters')
 
+/** A workspace id as key-info reports it (`workspace_id`): a UUID, compared in lower case. */
+export const ZWorkspaceId = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a workspace id (a UUID)')
+  .transform((v) => v.toLowerCase())
+
+/** A user identifier (creator_user_id, external.user): 1–200 characters. */
+export const ZUserId = z.string().trim().min(1, 'must not be empty').max(200)
+
 export const ZError = z.object({ error: z.object({ code: z.number().int(), message: z.string() }) })
 
 /** Limit and spend fields of a key (the domain's SpendFields), shared by the key record and the management API. */

@@ -9,7 +9,7 @@ import type {
   NewKey,
 } from '../domain/ports.ts'
 import type { UsageWindows } from '../domain/windows.ts'
-import type { ApiKey } from '../generated/prisma/client.ts'
+import { type ApiKey, Prisma } from '../generated/prisma/client.ts'
 import { type Db, rawOf } from './db.ts'
 
 interface KeyUsageSqlRow {
@@ -27,6 +27,7 @@ interface KeyUsageSqlRow {
   free_model_daily_limit: number | null
   creator_user_id: string
   organization_id: string | null
+  external_user: string | null
   usage_micros: string
   byok_usage_micros: string
   expires_at: Date | null
@@ -53,7 +54,7 @@ function keysWithUsageSql(schema: string, where: string, tail = ''): string {
     SELECT k.hash, k.workspace_id::text AS workspace_id, k.name, k.label, k.disabled, k.limit_micros,
            k.limit_reset, k.include_byok_in_limit, k.is_management_key, k.is_free_tier,
            k.allowed_data_regions, k.free_model_daily_limit, k.creator_user_id, k.organization_id,
-           k.usage_micros, k.byok_usage_micros, k.expires_at, k.created_at, k.updated_at,
+           k.external_user, k.usage_micros, k.byok_usage_micros, k.expires_at, k.created_at, k.updated_at,
            u.usage_daily, u.usage_weekly, u.usage_monthly, u.byok_daily, u.byok_weekly, u.byok_monthly,
            u.free_model_today
     FROM ${schema}.api_key k
@@ -91,6 +92,7 @@ function fromSqlRow(r: KeyUsageSqlRow): KeyWithUsage {
     freeModelDailyLimit: r.free_model_daily_limit,
     creatorUserId: r.creator_user_id,
     organizationId: r.organization_id,
+    externalUser: r.external_user,
     usageMicros: BigInt(r.usage_micros),
     byokUsageMicros: BigInt(r.byok_usage_micros),
     expiresAt: r.expires_at === null ? null : new Date(r.expires_at),
@@ -124,6 +126,7 @@ function fromModel(k: ApiKey): KeyRow {
     freeModelDailyLimit: k.freeModelDailyLimit,
     creatorUserId: k.creatorUserId,
     organizationId: k.organizationId,
+    externalUser: k.externalUser,
     usageMicros: k.usageMicros,
     byokUsageMicros: k.byokUsageMicros,
     expiresAt: k.expiresAt,
@@ -131,6 +134,9 @@ function fromModel(k: ApiKey): KeyRow {
     updatedAt: k.updatedAt,
   }
 }
+
+const isUniqueViolation = (err: unknown) =>
+  err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002'
 
 /**
  * The hot read runs as a named prepared statement: planning it costs Postgres more than running
@@ -180,7 +186,13 @@ export function createKeyRepository(db: Db): KeyStore {
     },
 
     async create(key: NewKey) {
-      return fromModel(await db.apiKey.create({ data: key }))
+      try {
+        return fromModel(await db.apiKey.create({ data: key }))
+      } catch (err) {
+        // The key's own hash is 256 random bits: a unique violation can only be the lookup key.
+        if (key.externalApiKeyHash !== null && isUniqueViolation(err)) return 'external_api_key_taken'
+        throw err
+      }
     },
 
     async createWorkspace(name) {

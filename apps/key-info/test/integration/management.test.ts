@@ -1,5 +1,6 @@
 import request from 'supertest'
 import { fixedClock } from '@quartet/core/clock'
+import { randomBytes } from 'node:crypto'
 import { hashToken } from '@quartet/core/auth'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
 import { ZCreatedKey, ZKeyList } from '../../src/http/keys.ts'
@@ -11,6 +12,9 @@ const app = () => buildApp(deps, { clock: fixedClock(NOW) })
 async function admin() {
   return mintKey(deps, { isManagementKey: true })
 }
+
+/** A lookup key good enough for OpenRouter's rule: 64 random-looking hex digits. */
+const LOOKUP_KEY = randomBytes(32).toString('hex')
 
 const keyCount = (workspaceId: string) => deps.db.apiKey.count({ where: { workspaceId } })
 
@@ -97,6 +101,8 @@ describe('management keys: CRUD', () => {
       free_model_daily_limit: 20,
       expires_at: '2027-01-01T00:00:00.000Z',
       workspace_id: mk.workspaceId,
+      creator_user_id: 'test-user',
+      external_user: null,
       usage: 0,
     })
     expect(body.data.label).not.toContain(body.key.slice(9))
@@ -192,6 +198,106 @@ describe('management keys: CRUD', () => {
   })
 })
 
+describe("management keys: OpenRouter's create parameters", () => {
+  it('when external.user, creator_user_id and the own workspace_id are given, then the key carries them, stored and listed', async () => {
+    const mk = await admin()
+    const res = await request(app())
+      .post('/api/v1/keys')
+      .set(bearer(mk.key))
+      .send({
+        name: 'partner key',
+        workspace_id: mk.workspaceId.toUpperCase(),
+        creator_user_id: 'user_2yOPcMpKoQhcd4bVgSMlELRaIah',
+        external: { user: 'partner-user-123' },
+      })
+      .expect(201)
+    expect(res.body.data).toMatchObject({
+      workspace_id: mk.workspaceId,
+      creator_user_id: 'user_2yOPcMpKoQhcd4bVgSMlELRaIah',
+      external_user: 'partner-user-123',
+    })
+    const stored = await deps.db.apiKey.findUniqueOrThrow({ where: { hash: res.body.data.hash } })
+    expect(stored).toMatchObject({
+      externalUser: 'partner-user-123',
+      creatorUserId: 'user_2yOPcMpKoQhcd4bVgSMlELRaIah',
+    })
+    const listed = await request(app())
+      .get(`/api/v1/keys?workspace_id=${mk.workspaceId}`)
+      .set(bearer(mk.key))
+      .expect(200)
+    expect(listed.body.data.find((k: { hash: string }) => k.hash === res.body.data.hash)).toEqual(
+      res.body.data,
+    )
+  })
+
+  it("when creator_user_id is null or absent, then the key is attributed to the caller's creator", async () => {
+    const mk = await admin()
+    for (const body of [{ name: 'a' }, { name: 'b', creator_user_id: null }]) {
+      const res = await request(app()).post('/api/v1/keys').set(bearer(mk.key)).send(body).expect(201)
+      expect(res.body.data).toMatchObject({ creator_user_id: 'test-user', external_user: null })
+    }
+  })
+
+  it('when another workspace is named, then create and list are 404 like a missing one, and nothing is written', async () => {
+    const mine = await admin()
+    const theirs = await admin()
+    for (const workspace of [theirs.workspaceId, '00000000-0000-4000-8000-000000000000']) {
+      const created = await request(app())
+        .post('/api/v1/keys')
+        .set(bearer(mine.key))
+        .send({ name: 'x', workspace_id: workspace })
+        .expect(404)
+      expect(created.body).toEqual({ error: { code: 404, message: `no workspace ${workspace}` } })
+      const listed = await request(app())
+        .get(`/api/v1/keys?workspace_id=${workspace}`)
+        .set(bearer(mine.key))
+        .expect(404)
+      expect(listed.body).toEqual({ error: { code: 404, message: `no workspace ${workspace}` } })
+    }
+    expect(await keyCount(mine.workspaceId)).toBe(1)
+    expect(await keyCount(theirs.workspaceId)).toBe(1)
+  })
+})
+
+describe('management keys: external.api_key, a partner lookup key', () => {
+  it('when a key is created with one, then only its SHA-256 is stored and no answer ever shows it', async () => {
+    const mk = await admin()
+    const lookup = randomBytes(24).toString('base64url') // 32 characters, 192 bits
+    const res = await request(app())
+      .post('/api/v1/keys')
+      .set(bearer(mk.key))
+      .send({ name: 'partner', external: { user: 'partner-user-1', api_key: lookup } })
+      .expect(201)
+    expect(res.text).not.toContain(lookup)
+    const stored = await deps.db.apiKey.findUniqueOrThrow({ where: { hash: res.body.data.hash } })
+    expect(stored.externalApiKeyHash).toBe(hashToken(lookup))
+    const read = await request(app()).get(`/api/v1/keys/${res.body.data.hash}`).set(bearer(mk.key))
+    const listed = await request(app()).get('/api/v1/keys').set(bearer(mk.key))
+    expect(read.text + listed.text).not.toContain(lookup)
+    expect(read.text + listed.text).not.toContain(hashToken(lookup))
+  })
+
+  it('when two workspaces create keys with the same lookup key at once, then exactly one wins and the other is 409', async () => {
+    const [a, b] = [await admin(), await admin()]
+    const lookup = randomBytes(32).toString('hex')
+    const results = await Promise.all(
+      [a, b, a, b, a, b].map((mk, i) =>
+        request(app())
+          .post('/api/v1/keys')
+          .set(bearer(mk.key))
+          .send({ name: `racer ${i}`, external: { user: 'u', api_key: lookup } }),
+      ),
+    )
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409])
+    for (const r of results.filter((r) => r.status === 409))
+      expect(r.body).toEqual({
+        error: { code: 409, message: 'external.api_key is already in use by another key' },
+      })
+    expect(await deps.db.apiKey.count({ where: { externalApiKeyHash: hashToken(lookup) } })).toBe(1)
+    expect((await keyCount(a.workspaceId)) + (await keyCount(b.workspaceId))).toBe(3)
+  })
+})
+
 describe('management keys: workspace isolation', () => {
   it("when a management key reaches for another workspace's key, then it is 404 everywhere and nothing changes", async () => {
     const mine = await admin()
@@ -238,6 +344,19 @@ describe('management keys: bad input is 400 and writes nothing', () => {
     ['a fractional free_model_daily_limit', { name: 'n', free_model_daily_limit: 1.5 }],
     ['an unknown field', { name: 'n', owner: 'me' }],
     ['a wrong type', { name: 'n', is_management_key: 'true' }],
+    ['external without its user', { name: 'n', external: {} }],
+    ['an empty external.user', { name: 'n', external: { user: ' ' } }],
+    ['a 201-character external.user', { name: 'n', external: { user: 'u'.repeat(201) } }],
+    ['an unknown field in external', { name: 'n', external: { user: 'u', id: 1 } }],
+    ['a malformed workspace_id', { name: 'n', workspace_id: 'default' }],
+    ['an empty creator_user_id', { name: 'n', creator_user_id: '' }],
+    [
+      'a 31-character external.api_key',
+      { name: 'n', external: { user: 'u', api_key: LOOKUP_KEY.slice(0, 31) } },
+    ],
+    ['a one-letter external.api_key', { name: 'n', external: { user: 'u', api_key: 'a'.repeat(64) } }],
+    ['a repeated external.api_key', { name: 'n', external: { user: 'u', api_key: 'abcdefgh'.repeat(8) } }],
+    ['external.api_key without external.user', { name: 'n', external: { api_key: LOOKUP_KEY } }],
   ]
   it.each(createCases)('when POST /api/v1/keys has %s, then 400', async (_n, body) => {
     const mk = await admin()
@@ -272,6 +391,7 @@ describe('management keys: bad input is 400 and writes nothing', () => {
       'include_disabled=maybe',
       'limit=abc',
       'colour=red',
+      'workspace_id=default',
     ]) {
       const res = await request(app()).get(`/api/v1/keys?${q}`).set(bearer(mk.key))
       expect([q, res.status]).toEqual([q, 400])

@@ -159,3 +159,87 @@ describe('limit_remaining by limit_reset', () => {
     expect((await recordAt(now, key)).limit_remaining).toBe(4.5)
   })
 })
+
+describe('limit_remaining at the boundary of each reset period (UTC day, ISO week from Monday, calendar month)', () => {
+  type Spend = { amount: number; at: string; byok?: boolean }
+  const cases: Array<{
+    reset: LimitReset
+    spends: Spend[]
+    lastInstant: string
+    firstInstant: string
+    before: number
+    after: number
+  }> = [
+    {
+      // Tuesday → Wednesday: yesterday's spend stops counting; the week goes on, but the limit is daily.
+      reset: 'daily',
+      spends: [
+        { amount: 1, at: '2026-11-17T00:00:00.000Z' },
+        { amount: 2, at: '2026-11-17T23:59:59.999Z' },
+        { amount: 4, at: '2026-11-16T12:00:00.000Z' },
+      ],
+      lastInstant: '2026-11-17T23:59:59.999Z',
+      firstInstant: '2026-11-18T00:00:00.000Z',
+      before: 7,
+      after: 10,
+    },
+    {
+      // Sunday → Monday: the whole week (Monday 16th 00:00 to Sunday 22nd 23:59:59.999) stops counting.
+      reset: 'weekly',
+      spends: [
+        { amount: 1, at: '2026-11-16T00:00:00.000Z' },
+        { amount: 2, at: '2026-11-22T23:59:59.999Z' },
+        { amount: 4, at: '2026-11-15T23:59:59.999Z' }, // the Sunday before: last week already
+      ],
+      lastInstant: '2026-11-22T23:59:59.999Z',
+      firstInstant: '2026-11-23T00:00:00.000Z',
+      before: 7,
+      after: 10,
+    },
+    {
+      // 30 November (a Monday) → 1 December: the month stops counting though the week goes on.
+      reset: 'monthly',
+      spends: [
+        { amount: 1, at: '2026-11-01T00:00:00.000Z' },
+        { amount: 2, at: '2026-11-30T23:59:59.999Z' },
+        { amount: 0.5, at: '2026-11-30T08:00:00.000Z', byok: true }, // counts: include_byok_in_limit
+        { amount: 4, at: '2026-10-31T23:59:59.999Z' }, // October: last month already
+      ],
+      lastInstant: '2026-11-30T23:59:59.999Z',
+      firstInstant: '2026-12-01T00:00:00.000Z',
+      before: 6.5,
+      after: 10,
+    },
+  ]
+
+  it.each(cases)(
+    'when a $reset limit crosses $firstInstant, then limit_remaining is $before at the last millisecond and $after at the first',
+    async ({ reset, spends, lastInstant, firstInstant, before, after }) => {
+      const { admin, key } = await setup({
+        limitMicros: 10_000_000n,
+        limitReset: reset,
+        includeByokInLimit: true,
+      })
+      await report(
+        lastInstant,
+        admin,
+        spends.map((s) => ({
+          key_hash: key.hash,
+          amount: s.amount,
+          byok: s.byok ?? false,
+          occurred_at: s.at,
+        })),
+      )
+      expect((await recordAt(lastInstant, key)).limit_remaining).toBe(before)
+      expect((await recordAt(firstInstant, key)).limit_remaining).toBe(after)
+      // Spend at the very first instant of the new period counts in it, and the management view agrees.
+      await report(firstInstant, admin, [{ key_hash: key.hash, amount: 3, occurred_at: firstInstant }])
+      expect((await recordAt(firstInstant, key)).limit_remaining).toBe(after - 3)
+      const managed = await request(buildApp(deps, { clock: fixedClock(firstInstant) }))
+        .get(`/api/v1/keys/${key.hash}`)
+        .set(bearer(admin.key))
+        .expect(200)
+      expect(managed.body.data.limit_remaining).toBe(after - 3)
+    },
+  )
+})

@@ -8,6 +8,9 @@ import type { StorageRegistry } from './storage.ts'
 export interface CleanupResult {
   removedFiles: number
   freedBytes: number
+  /** Temporary files of uploads that never finished (a crash, a cut), removed. */
+  partialFiles: number
+  partialBytes: number
 }
 
 /**
@@ -25,6 +28,11 @@ export class Cleanup {
       clock: Clock
       logger: Logger
       orphanAfterHours: number
+      /**
+       * The longest an upload may go without writing (UPLOAD_TOKEN_TTL_SECONDS): a temporary
+       * file untouched this long belongs to no upload any more.
+       */
+      uploadWindowMs: number
       /** Loads storage instances other replicas added, so their orphans are swept too. */
       syncInstances?: () => Promise<unknown>
     },
@@ -40,8 +48,7 @@ export class Cleanup {
 
   async removeOrphans(): Promise<CleanupResult> {
     const cutoff = new Date(this.d.clock.now().getTime() - this.d.orphanAfterHours * 3_600_000)
-    const result: CleanupResult = { removedFiles: 0, freedBytes: 0 }
-    await this.d.syncInstances?.()
+    const result: CleanupResult = { removedFiles: 0, freedBytes: 0, ...(await this.removePartials()) }
     for (const driver of this.d.storage.all()) {
       const shared = await this.d.shares.sharedPathnames(driver.instance)
       const pending = await this.d.shares.pendingPathnames(driver.instance, cutoff)
@@ -66,6 +73,29 @@ export class Cleanup {
       }
     }
     await this.d.reservations.releaseStale(cutoff)
+    return result
+  }
+
+  /**
+   * Removes temporary files of uploads that never finished, in every store that keeps any: at
+   * start-up those of this host's processes that are gone (kill -9), always those untouched for
+   * longer than an upload may go without writing.
+   */
+  async removePartials(): Promise<Pick<CleanupResult, 'partialFiles' | 'partialBytes'>> {
+    await this.d.syncInstances?.()
+    const staleBefore = new Date(this.d.clock.now().getTime() - this.d.uploadWindowMs)
+    const result = { partialFiles: 0, partialBytes: 0 }
+    for (const driver of this.d.storage.all()) {
+      if (!driver.removePartials) continue
+      try {
+        const removed = await driver.removePartials(staleBefore)
+        result.partialFiles += removed.files
+        result.partialBytes += removed.bytes
+      } catch (err) {
+        this.d.logger.warn({ err, store: driver.instance }, 'partial upload clean-up failed')
+      }
+    }
+    if (result.partialFiles > 0) this.d.logger.info(result, 'removed partial uploads')
     return result
   }
 

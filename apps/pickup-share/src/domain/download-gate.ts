@@ -6,9 +6,12 @@ const counterKey = (shareId: string) => `dl:${shareId}`
 const inflightKey = (shareId: string) => `inflight:${shareId}`
 const DAY = 86_400_000
 
-/** A reserved download: the downloads left after it, and whether kv knows it is streaming. */
+/**
+ * A stream the gate knows of: a reserved download (with the downloads left after it), or a free
+ * request of a transfer already paid for (`left` null); and whether kv knows it is streaming.
+ */
 export interface Reservation {
-  left: number
+  left: number | null
   /** false when kv was unavailable: the stream is not counted in flight, so its end finalises nothing. */
   tracked: boolean
 }
@@ -83,6 +86,18 @@ export class DownloadGate {
     return true
   }
 
+  /** A stream that spends nothing (a resumed transfer): counted in flight, so it keeps its share. */
+  async enter(shareId: string, expiresAt: Date): Promise<Reservation> {
+    const tracked = await this.kv.incrWithTtl(inflightKey(shareId), 1, this.ttl(expiresAt)).then(
+      () => true,
+      (err: unknown) => {
+        this.onKvFailure(err)
+        return false
+      },
+    )
+    return { left: null, tracked }
+  }
+
   /** Gives a reservation back (the store failed before the first byte). */
   async refund(shareId: string, reservation: Reservation): Promise<void> {
     await this.shares.refund(shareId)
@@ -91,7 +106,7 @@ export class DownloadGate {
     if (reservation.tracked) await this.kv.incrWithTtl(inflightKey(shareId), -1, DAY).catch(() => {})
   }
 
-  /** A reserved download ended; true when it was the last stream of an exhausted share. */
+  /** A stream ended; true when it was the last stream of an exhausted share. */
   async finish(shareId: string, reservation: Reservation): Promise<boolean> {
     if (!reservation.tracked) return false
     let inflight: number

@@ -1,5 +1,6 @@
 import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
+import { ApiError } from '@quartet/core/errors'
 import type { TSettings } from './settings.ts'
 import { type CounterHit, limitExceeded, type WindowCounters } from './window-counters.ts'
 
@@ -26,6 +27,8 @@ export interface GuessTicket {
 const GLOBAL_KEY = 'guess:all'
 const THROTTLE_KEY = 'guess:throttle'
 const THROTTLE_WINDOW_MS = 60_000
+/** How long a check waits for checks of its address in flight before it is answered. */
+const IN_FLIGHT_WAIT_MS = 1500
 
 /**
  * Against guessing pickup codes (README "Guessing"). Every check of a typed code spends one
@@ -43,6 +46,9 @@ const THROTTLE_WINDOW_MS = 60_000
  */
 export class GuessGuard {
   private readonly observers = new Set<GuessObserver>()
+  /** Checks admitted and not yet ended, per address key (this process). */
+  private readonly inFlight = new Map<string, number>()
+  private readonly waiters = new Map<string, Set<() => void>>()
   private throttleLoggedUntil = 0
 
   constructor(
@@ -56,22 +62,85 @@ export class GuessGuard {
     return () => this.observers.delete(observer)
   }
 
-  /** Before a code is looked up: spends the failures in advance, or refuses with 429. */
+  /**
+   * Before a code is looked up: spends the failures in advance, or refuses with 429. A check
+   * that finds its address's budget full while checks of that address are still in flight in
+   * this process waits (up to IN_FLIGHT_WAIT_MS) for them to end instead: right codes give their
+   * failures back, so parallel right codes of one address are checked in turn, not refused.
+   * Checks still in flight after the wait are slow lookups (a slow database): 503, not 429.
+   */
   async admit(address: string, s: TSettings): Promise<GuessTicket> {
-    const windowMs = s.takeFailureWindowSeconds * 1000
     const addressKey = `guess:ip:${address}`
+    // Real time, not the injectable clock: this is a wait, not a window.
+    const giveUpAt = performance.now() + IN_FLIGHT_WAIT_MS
+    for (;;) {
+      const admitted = await this.tryAdmit(addressKey, s)
+      if ('ticket' in admitted) {
+        this.inFlight.set(addressKey, (this.inFlight.get(addressKey) ?? 0) + 1)
+        return admitted.ticket
+      }
+      const waitMs = giveUpAt - performance.now()
+      if (this.inFlight.has(addressKey) && waitMs > 0) {
+        await this.settled(addressKey, waitMs)
+        continue
+      }
+      if (this.inFlight.has(addressKey))
+        throw new ApiError(
+          'service_unavailable',
+          'pickup codes are slow to check right now; try again shortly',
+          undefined,
+          { headers: { 'Retry-After': '2' } },
+        )
+      this.emit((o) => o.refused?.('address'))
+      throw limitExceeded('too many failed pickup attempts from this address', admitted.refused.ttlMs, {
+        reason: 'address',
+        limit: s.takeFailuresPerIp,
+      })
+    }
+  }
+
+  /** Resolves when a check of `addressKey` in flight ends, or after `ms`. */
+  private settled(addressKey: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(addressKey) ?? new Set()
+      this.waiters.set(addressKey, waiters)
+      const done = () => {
+        clearTimeout(timer)
+        waiters.delete(done)
+        if (waiters.size === 0 && this.waiters.get(addressKey) === waiters) this.waiters.delete(addressKey)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      waiters.add(done)
+    })
+  }
+
+  private ended(ticket: GuessTicket): void {
+    const left = (this.inFlight.get(ticket.addressKey) ?? 1) - 1
+    if (left > 0) this.inFlight.set(ticket.addressKey, left)
+    else this.inFlight.delete(ticket.addressKey)
+    for (const wake of [...(this.waiters.get(ticket.addressKey) ?? [])]) wake()
+  }
+
+  private async tryAdmit(
+    addressKey: string,
+    s: TSettings,
+  ): Promise<{ ticket: GuessTicket } | { refused: CounterHit }> {
+    const windowMs = s.takeFailureWindowSeconds * 1000
     const [addressHit, globalHit] = await Promise.all([
       this.counters.hit(addressKey, windowMs),
       this.counters.hit(GLOBAL_KEY, windowMs),
     ])
     if (addressHit.count > s.takeFailuresPerIp) {
-      // Refused before looking: this request is no failure of everyone's.
-      await this.counters.undo(GLOBAL_KEY, globalHit, windowMs)
-      this.emit((o) => o.refused?.('address'))
-      throw limitExceeded('too many failed pickup attempts from this address', addressHit.ttlMs, {
-        reason: 'address',
-        limit: s.takeFailuresPerIp,
-      })
+      // Refused before looking: this request is no failure, of the address or of everyone. The
+      // address stays refused while its wrong checks (and checks in flight) fill its budget; a
+      // refusal that counted would lock out an address whose parallel right codes were merely
+      // slow to look up (a slow or stopped database) for the rest of the window.
+      await Promise.all([
+        this.counters.undo(addressKey, addressHit, windowMs),
+        this.counters.undo(GLOBAL_KEY, globalHit, windowMs),
+      ])
+      return { refused: addressHit }
     }
     if (globalHit.count > s.takeFailuresGlobal) {
       const until = this.clock.now().getTime() + globalHit.ttlMs
@@ -96,19 +165,24 @@ export class GuessGuard {
       }
       this.emit((o) => o.throttled?.())
     }
-    return { addressKey, addressHit, globalHit, windowMs }
+    return { ticket: { addressKey, addressHit, globalHit, windowMs } }
   }
 
-  /** The code was right: its failures are given back. */
+  /** The code was right (or could not be looked up): its failures are given back. */
   async succeeded(ticket: GuessTicket): Promise<void> {
-    await Promise.all([
-      this.counters.undo(ticket.addressKey, ticket.addressHit, ticket.windowMs),
-      this.counters.undo(GLOBAL_KEY, ticket.globalHit, ticket.windowMs),
-    ])
+    try {
+      await Promise.all([
+        this.counters.undo(ticket.addressKey, ticket.addressHit, ticket.windowMs),
+        this.counters.undo(GLOBAL_KEY, ticket.globalHit, ticket.windowMs),
+      ])
+    } finally {
+      this.ended(ticket)
+    }
   }
 
   /** The code was wrong: the failures stay spent. */
-  failed(_ticket: GuessTicket): void {
+  failed(ticket: GuessTicket): void {
+    this.ended(ticket)
     this.emit((o) => o.failure?.())
   }
 

@@ -2,18 +2,19 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, toApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { ShareListQuery, ShareRecord, ShareRepository } from '../store/share-repository.ts'
 import type { AuthCodes } from './auth-codes.ts'
 import type { DownloadGate } from './download-gate.ts'
+import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, strongEtag } from './downloads.ts'
 import { choosePathname } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
 import type { SettingsService, TSettings } from './settings.ts'
-import type { StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
+import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
-import type { UploadTokens } from './upload-token.ts'
+import type { UploadClaims, UploadTokens } from './upload-token.ts'
 
 export interface ShareServiceDeps {
   shares: ShareRepository
@@ -22,6 +23,7 @@ export interface ShareServiceDeps {
   settings: SettingsService
   authCodes: AuthCodes
   gate: DownloadGate
+  transfers: DownloadTransfers
   guard: GuessGuard
   reservations: UploadReservations
   tokens: UploadTokens
@@ -66,13 +68,29 @@ export interface Manifest {
   expiresAt: Date
 }
 
+/** What a download request brings beside its code or token and path. */
+export interface DownloadRequest {
+  /** The `Range` header. */
+  range?: string | undefined
+  /** The `If-Range` header. */
+  ifRange?: string | undefined
+  /** A HEAD: the same answer without the body, counting nothing. */
+  head?: boolean
+}
+
 export interface OpenDownload {
   name: string
   type: string
+  /** The whole file's size. */
   size: number
-  stream: Readable
-  /** Call once when the response has ended (completed or aborted). */
-  done(): Promise<void>
+  /** Strong ETag of the file's bytes. */
+  etag: string
+  /** The range sent (206), or null for the whole file (200). */
+  range: ByteRange | null
+  /** null for a HEAD. */
+  stream: Readable | null
+  /** Call once when the response has ended (completed or aborted), with the body bytes sent. */
+  done(written: number): Promise<void>
 }
 
 const DAY_MS = 86_400_000
@@ -129,6 +147,7 @@ export class ShareService {
       upload = await driver.issueUpload({
         pathname,
         type: req.type,
+        size: req.size,
         maxBytes,
         expiresAt,
         allowOverwrite: false,
@@ -168,20 +187,21 @@ export class ShareService {
 
   /**
    * PUT /api/blob/upload and /api/repo/upload (stores our own server writes to): the token names
-   * the pathname, the instance and the byte cap.
+   * the pathname, the instance and the declared size. A body of any other length is refused: a
+   * declared Content-Length before anything is read, a streamed one at the first byte too many
+   * (or when it ends short), and nothing is kept.
    */
   async receiveBlobUpload(
     token: string | undefined,
-    body: Readable,
+    /**
+     * Called once the upload is accepted: the body to read. Nothing of it is read before (an HTTP
+     * client waiting for `100 Continue` gets it then).
+     */
+    acceptBody: () => Readable,
     declaredLength: number | null,
-    kind: 'blob' | 'repo' = 'blob',
+    options: { kind?: 'blob' | 'repo' } = {},
   ) {
-    const claims = this.d.tokens.verify(token)
-    const driver = await this.d.instances.driver(claims.instance)
-    if (!driver || driver.kind !== kind)
-      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
-    if (claims.maxBytes !== null && declaredLength !== null && declaredLength > claims.maxBytes)
-      throw new ApiError('file_too_large', `the upload exceeds the limit of ${claims.maxBytes} bytes`)
+    const { claims, driver } = await this.checkBlobUpload(token, declaredLength, options.kind ?? 'blob')
     // From here the permission is in use: its reservation is not given back at expiry.
     const started = this.d.clock.now()
     if (!(await this.d.shares.markUploadStarted(claims.instance, claims.pathname, started)))
@@ -190,16 +210,37 @@ export class ShareService {
         'the upload permission is no longer valid; ask for a new one',
       )
     try {
-      const { size } = await driver.put(claims.pathname, body, {
+      const { size } = await driver.put(claims.pathname, acceptBody(), {
+        size: claims.size,
         maxBytes: claims.maxBytes,
         allowOverwrite: claims.allowOverwrite,
       })
       return { pathname: claims.pathname, size }
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'insufficient_storage') {
+        // The store is full: the permission ends and its reservation is released now.
+        await this.d.reservations
+          .storeHadNoRoom(claims.instance, claims.pathname)
+          .catch((e: unknown) => this.d.logger.warn({ err: e }, 'releasing a failed upload failed'))
+        throw err
+      }
       // Nothing was stored (or it belongs to an earlier upload): unused again, unless stored.
       await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
       throw err
     }
+  }
+
+  /**
+   * What can be decided from the request's headers alone (token, instance, declared length), so
+   * that an upload that would be refused is refused before its body is asked for (`100 Continue`).
+   */
+  async checkBlobUpload(token: string | undefined, declaredLength: number | null, kind: 'blob' | 'repo') {
+    const claims = this.d.tokens.verify(token)
+    const driver = await this.d.instances.driver(claims.instance)
+    if (!driver || driver.kind !== kind)
+      throw new ApiError('upload_token_invalid', 'the upload token is not valid')
+    if (declaredLength !== null) checkDeclaredLength(claims, declaredLength)
+    return { claims, driver }
   }
 
   /**
@@ -244,12 +285,25 @@ export class ShareService {
         )
       const info = await driver.stat(f.pathname)
       if (!info) throw new ApiError('upload_missing', `body.files.${i}.pathname: nothing was uploaded there`)
+      // The permission's declared size is what was reserved, so it is the one size a file may have.
+      if (info.size > issued.size) {
+        await driver.delete(f.pathname).catch(() => {})
+        throw new ApiError(
+          'file_too_large',
+          `body.files.${i}: the uploaded file has ${info.size} bytes, more than the ${issued.size} its upload permission declared`,
+        )
+      }
       const limit = unlimitedSize ? null : Math.min(issued.maxBytes!, s.maxFileSizeBytes)
       if (limit !== null && info.size > limit) {
         await driver.delete(f.pathname).catch(() => {})
         throw new ApiError('file_too_large', `body.files.${i}: the uploaded file exceeds ${limit} bytes`)
       }
-      if (info.size !== f.size)
+      if (info.size !== issued.size)
+        throw new ApiError(
+          'size_mismatch',
+          `body.files.${i}: the upload permission declared ${issued.size} bytes, ${info.size} were uploaded`,
+        )
+      if (f.size !== issued.size)
         throw new ApiError(
           'size_mismatch',
           `body.files.${i}.size: declared ${f.size}, uploaded ${info.size} bytes`,
@@ -333,11 +387,14 @@ export class ShareService {
     return takeAnswer(await this.shareOfLink(token))
   }
 
-  async openDownloadByLink(token: string, path: string): Promise<OpenDownload> {
-    const share = await this.shareOfLink(token)
-    const file = share.files.find((f) => f.pathname === path)
+  async openDownloadByLink(token: string, path: string, receiver: string, req: DownloadRequest = {}) {
+    const share = await this.d.shares.findDownloadableByLinkToken(hashOf(token), this.d.clock.now())
+    const file = share?.files.find((f) => f.pathname === path)
+    if (!share) throw shareNotFound()
     if (!file) throw new ApiError('file_not_found', 'no such file in this share')
-    return this.streamFile(share, file)
+    if (isUsedUp(share) && !(await this.d.transfers.hasLive({ shareId: share.id, path, receiver })))
+      throw shareNotFound()
+    return this.serveFile(share, file, receiver, req)
   }
 
   private async shareOfLink(token: string): Promise<ShareRecord> {
@@ -346,53 +403,105 @@ export class ShareService {
     return share
   }
 
-  async openDownload(code: string, path: string, address: string): Promise<OpenDownload> {
+  /**
+   * A download by typed code, checked under the guessing limits. A share whose downloads are
+   * used up still serves a receiver whose transfer may be resumed (README "Resumable downloads").
+   */
+  async openDownload(
+    code: string,
+    path: string,
+    address: string,
+    req: DownloadRequest = {},
+  ): Promise<OpenDownload> {
     const s = await this.d.settings.get()
     const ticket = await this.d.guard.admit(address, s)
     let share: ShareRecord | null
+    let resumable = true
     try {
-      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+      share = await this.d.shares.findDownloadableByCode(code, this.d.clock.now())
+      if (share && isUsedUp(share))
+        resumable = await this.d.transfers.hasLive({ shareId: share.id, path, receiver: address })
     } catch (err) {
       await this.d.guard.succeeded(ticket)
       throw err
     }
     const file = share?.files.find((f) => f.pathname === path)
-    if (!share || !file) {
+    if (!share || !file || !resumable) {
       // A wrong path counts too: with a right code it would tell a guesser the code exists.
       this.d.guard.failed(ticket)
-      throw share ? new ApiError('file_not_found', 'no such file in this share') : shareNotFound()
+      throw share && resumable
+        ? new ApiError('file_not_found', 'no such file in this share')
+        : shareNotFound()
     }
     await this.d.guard.succeeded(ticket)
-    return this.streamFile(share, file)
+    return this.serveFile(share, file, address, req)
   }
 
-  private async streamFile(share: ShareRecord, file: ShareRecord['files'][number]): Promise<OpenDownload> {
+  /**
+   * One request for a file: the whole file or one range of it (`If-Range` against the strong
+   * ETag), a HEAD without counting, or a GET counted by the transfer rule (DownloadTransfers).
+   */
+  private async serveFile(
+    share: ShareRecord,
+    file: ShareRecord['files'][number],
+    receiver: string,
+    req: DownloadRequest,
+  ): Promise<OpenDownload> {
+    const size = file.size
+    const etag = strongEtag(file)
+    let range: ByteRange | null = null
+    if (req.range !== undefined && ifRangeAllows(req.ifRange, etag)) {
+      const asked = parseRange(req.range, size)
+      if (asked === 'unsatisfiable')
+        throw new ApiError(
+          'range_not_satisfiable',
+          `the range is outside the file's ${size} bytes`,
+          { size },
+          { headers: { 'Content-Range': `bytes */${size}` } },
+        )
+      range = asked
+    }
+    const head = { name: file.name, type: file.type, size, etag, range }
+    if (req.head) return { ...head, stream: null, done: async () => {} }
+
     const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
-    const reservation =
-      share.maxDownloads === null ? null : await this.d.gate.reserve(share.id, share.expiresAt)
-    if (share.maxDownloads !== null && reservation === null) throw shareNotFound()
+    const bytes = range ? range.end - range.start + 1 : size
+    let admission: Admission | null = null
+    if (share.maxDownloads !== null) {
+      admission = await this.d.transfers.admit(
+        share,
+        { shareId: share.id, path: file.pathname, receiver },
+        size,
+        bytes,
+      )
+      if (!admission) throw shareNotFound()
+    }
     let opened: { stream: Readable; size: number }
     try {
-      opened = await driver.openRead(file.pathname)
+      opened = await driver.openRead(file.pathname, range ?? undefined)
     } catch (err) {
-      if (reservation) await this.d.gate.refund(share.id, reservation)
+      if (admission) await this.d.transfers.refund(share.id, admission)
       if (err instanceof ApiError) throw err
+      // A store that is down (connection refused, timed out) is 503 with Retry-After, like any
+      // dependency; anything else it answered is 502.
+      const mapped = toApiError(err)
+      if (mapped.code === 'service_unavailable') throw mapped
       throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
         cause: err,
       })
     }
     let finished = false
     return {
-      name: file.name,
-      type: file.type,
-      size: opened.size,
+      ...head,
       stream: opened.stream,
-      done: async () => {
-        if (finished || !reservation) return
+      done: async (written) => {
+        if (finished || !admission) return
         finished = true
-        if (await this.d.gate.finish(share.id, reservation)) await this.removeShare(share.id)
+        const sentLastByte = written === bytes && (range === null || range.end === size - 1)
+        if (await this.d.transfers.finish(share, admission, written, sentLastByte, size))
+          await this.removeShare(share.id)
       },
     }
   }
@@ -423,6 +532,27 @@ export class ShareService {
     return share
   }
 }
+
+/** A Content-Length other than the permission's size is refused before any byte is read. */
+function checkDeclaredLength(claims: UploadClaims, declared: number): void {
+  const max = claims.size ?? claims.maxBytes
+  if (max !== null && declared > max)
+    throw new ApiError(
+      'file_too_large',
+      claims.size !== null
+        ? `Content-Length ${declared} is more than the ${claims.size} bytes the upload permission declared`
+        : `the upload exceeds the limit of ${max} bytes`,
+      { maximumSizeInBytes: max },
+    )
+  if (claims.size !== null && declared < claims.size)
+    throw new ApiError(
+      'size_mismatch',
+      `Content-Length ${declared} is less than the ${claims.size} bytes the upload permission declared`,
+    )
+}
+
+/** No downloads left: a counted share at zero (take answers 404; only open transfers go on). */
+const isUsedUp = (share: ShareRecord) => share.remaining === 0 || share.exhaustedAt !== null
 
 const shareNotFound = () =>
   new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')

@@ -25,6 +25,12 @@ export interface ObjectInfo {
   lastModified: Date
 }
 
+/** Inclusive byte positions, as in `Content-Range: bytes start-end/size`. */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
 export interface ListedObject {
   pathname: string
   size: number
@@ -34,6 +40,8 @@ export interface ListedObject {
 export interface IssueUploadInput {
   pathname: string
   type: string
+  /** The declared size: the permission is for exactly this many bytes. */
+  size: number
   /** null: no size cap (unlimited mode). */
   maxBytes: number | null
   expiresAt: Date
@@ -46,25 +54,37 @@ export interface StorageDriver {
   readonly instance: string
   /** The largest object the store accepts (the git host's per-file cap), when it has one. */
   readonly maxObjectBytes?: number
-  /** A client-direct upload permission bound to exactly this pathname and size cap. */
+  /**
+   * A client-direct upload permission bound to exactly this pathname and declared size: the store
+   * (or our server, for the stores it writes itself) refuses any other length.
+   */
   issueUpload(input: IssueUploadInput): Promise<UploadPermission>
   /**
    * Server-side streaming put. Stops reading and throws `file_too_large` as soon as more than
-   * `maxBytes` arrived; throws `upload_exists` when the object exists and overwrite is not allowed.
+   * `size` (else `maxBytes`) bytes arrived, `size_mismatch` when the body ends short of `size`,
+   * `upload_exists` when the object exists and overwrite is not allowed; nothing is kept then.
    */
   put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; type?: string; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; type?: string; allowOverwrite: boolean },
   ): Promise<{ size: number }>
   /** null when there is no such object. */
   stat(pathname: string): Promise<ObjectInfo | null>
-  /** Opens the object; resolves only once the store answered, so a failure comes before any byte. */
-  openRead(pathname: string): Promise<{ stream: Readable; size: number }>
+  /**
+   * Opens the object, or the bytes `range` names; resolves only once the store answered, so a
+   * failure comes before any byte. `size` is the whole object's.
+   */
+  openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }>
   /** Idempotent: deleting a missing object is not an error. */
   delete(pathname: string): Promise<void>
   /** Every object, for orphan cleanup. */
   list(): AsyncIterable<ListedObject>
+  /**
+   * Removes what uploads left half-written (temporary files): those of processes that are gone,
+   * and any untouched since `staleBefore`. Stores that keep nothing partial do not have it.
+   */
+  removePartials?(staleBefore: Date): Promise<{ files: number; bytes: number }>
 }
 
 /** The storage instances this process knows, by instance id, with one default per kind. */

@@ -129,6 +129,16 @@ export class UploadReservations {
     return released
   }
 
+  /**
+   * The store had no room for an upload (507): its permission ends now and its bytes go back at
+   * once, everywhere, instead of waiting for expiry or orphan clean-up.
+   */
+  async storeHadNoRoom(storeInstance: string, pathname: string): Promise<void> {
+    const [row] = await this.d.shares.issuedUploads([{ storeInstance, pathname }])
+    if (!row || row.shareId !== null) return
+    if (await this.d.shares.deleteIssuedUploadIfUnshared(row.id)) await this.released(row)
+  }
+
   /** The allowances of permissions deleted with their storage instance. */
   async releasedWithInstance(rows: Array<Pick<Held, 'clientKey' | 'size'>>): Promise<void> {
     for (const r of rows) if (r.clientKey !== null) await this.releaseAllowances(r.clientKey, r.size)

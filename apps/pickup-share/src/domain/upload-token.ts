@@ -7,6 +7,8 @@ import { safeEqual } from '@quartet/core/auth'
 export interface UploadClaims {
   instance: string
   pathname: string
+  /** The declared size: the body must be exactly this long (null: a token from before sizes were enforced). */
+  size: number | null
   maxBytes: number | null
   expiresAt: Date
   allowOverwrite: boolean
@@ -27,6 +29,7 @@ export class UploadTokens {
       JSON.stringify({
         i: claims.instance,
         p: claims.pathname,
+        s: claims.size,
         m: claims.maxBytes,
         e: claims.expiresAt.getTime(),
         o: claims.allowOverwrite,
@@ -40,7 +43,7 @@ export class UploadTokens {
     const [payload, mac, extra] = token.split('.')
     if (!payload || !mac || extra !== undefined || !safeEqual(mac, this.mac(payload)))
       throw new ApiError('upload_token_invalid', 'the upload token is not valid')
-    let raw: { i?: unknown; p?: unknown; m?: unknown; e?: unknown; o?: unknown }
+    let raw: { i?: unknown; p?: unknown; s?: unknown; m?: unknown; e?: unknown; o?: unknown }
     try {
       raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
     } catch {
@@ -49,6 +52,7 @@ export class UploadTokens {
     if (
       typeof raw.i !== 'string' ||
       typeof raw.p !== 'string' ||
+      !(raw.s === undefined || raw.s === null || typeof raw.s === 'number') ||
       !(raw.m === null || typeof raw.m === 'number') ||
       typeof raw.e !== 'number' ||
       typeof raw.o !== 'boolean'
@@ -59,6 +63,7 @@ export class UploadTokens {
     return {
       instance: raw.i,
       pathname: raw.p,
+      size: typeof raw.s === 'number' ? raw.s : null,
       maxBytes: raw.m as number | null,
       expiresAt: new Date(raw.e),
       allowOverwrite: raw.o,

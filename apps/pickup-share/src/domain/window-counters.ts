@@ -16,16 +16,85 @@ export interface CounterHit {
   maybeInKv?: boolean
 }
 
-/** A kv failure after the command went out (its outcome unknown), not a refusal to send it. */
+/**
+ * A kv failure after the command went out (its outcome unknown), not a refusal to send it. Only
+ * the words of a deadline that expired count: a refusal during a pause ("kv not connected
+ * (paused: Redis did not answer moments ago)") was never sent.
+ */
 function mayHaveRun(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause)
-    if (/did not answer|Command timed out/.test(e.message)) return true
+    if (/^(kv did not answer|Command timed out)/.test(e.message)) return true
   return false
 }
 
-/** Keys with owed kv take-backs kept at most (beyond them, counts err on the strict side). */
+/** Keys with owed kv corrections kept at most (beyond them, counts err on the strict side). */
 const MAX_OWED = 10_000
 const OWED_RETRY_MS = 1000
+/** Keys whose last kv count this process keeps for a fallback to go on from. */
+const MAX_LOCAL_KEYS = 100_000
+
+/**
+ * This process' own fixed windows: the counts while kv fails, and otherwise the last count kv
+ * reported for each key, so that counting here goes on from where kv was rather than from zero.
+ * Synchronous, so each step is atomic in the process.
+ */
+class LocalWindows {
+  private readonly counters = new Map<string, { count: number; expiresAt: number }>()
+  private readonly sweeper: NodeJS.Timeout
+
+  constructor(private readonly maxKeys: number) {
+    this.sweeper = setInterval(() => this.sweep(), 60_000)
+    this.sweeper.unref()
+  }
+
+  private live(key: string, now: number) {
+    const entry = this.counters.get(key)
+    if (entry && entry.expiresAt <= now) {
+      this.counters.delete(key)
+      return undefined
+    }
+    return entry
+  }
+
+  private sweep(): void {
+    const now = Date.now()
+    for (const [key, entry] of this.counters) if (entry.expiresAt <= now) this.counters.delete(key)
+  }
+
+  /** Adds `by` and answers the count: the check and the spend in one step. */
+  hit(key: string, by: number, windowMs: number): { count: number; ttlMs: number } {
+    const now = Date.now()
+    let entry = this.live(key, now)
+    if (!entry) {
+      entry = { count: 0, expiresAt: now + windowMs }
+      this.counters.set(key, entry)
+    }
+    entry.count += by
+    return { count: entry.count, ttlMs: entry.expiresAt - now }
+  }
+
+  /** What kv said the count is: kept when higher than this process' own. */
+  raise(key: string, count: number, ttlMs: number): void {
+    const now = Date.now()
+    const entry = this.live(key, now)
+    if (entry) {
+      entry.count = Math.max(entry.count, count)
+      return
+    }
+    if (this.counters.size >= this.maxKeys) this.sweep()
+    if (this.counters.size < this.maxKeys) this.counters.set(key, { count, expiresAt: now + ttlMs })
+  }
+
+  /** Takes one back, never below zero and never into a window that has ended. */
+  undo(key: string): void {
+    const entry = this.live(key, Date.now())
+    if (entry && entry.count > 0) entry.count--
+  }
+
+  close(): void {
+    clearInterval(this.sweeper)
+  }
+}
 
 /**
  * Fixed-window counters and short claims for the limits of pickup-share (guessing, logins).
@@ -34,14 +103,25 @@ const OWED_RETRY_MS = 1000
  * to N times a budget), never unlimited and never waiting on kv. The same idea as core's
  * createRateLimiter, with the two things it does not offer: taking a hit back (a right code or
  * password does not spend a failure budget) and a claim that only one caller gets.
+ *
+ * Exact under parallel requests (issue 23 item 5): a hit is the check and the spend in one
+ * atomic step — INCR-then-compare in one Lua script in Redis, one synchronous step in this
+ * process — so no two requests can both see the last free unit. A fallback in the middle of a
+ * burst goes on from the last count kv reported, not from zero, so the switch gives no process
+ * a second budget; hits kv never saw are paid into kv once it answers, so every replica then
+ * sees them too. A take-back never creates a counter: after its window ended it takes nothing
+ * from the next one.
  */
 export class WindowCounters {
-  private readonly local = new MemoryKeyValueStore()
+  /** Claims while kv fails. */
+  private readonly claims = new MemoryKeyValueStore()
+  private readonly local = new LocalWindows(MAX_LOCAL_KEYS)
   /**
-   * Take-backs, per key, of hits kv may have counted while it did not answer; paid once it
-   * answers, and already left out of the counts hit() reports meanwhile.
+   * Corrections owed to kv, per key: +1 for each hit counted here that kv never saw (it refused
+   * the command), -1 for each hit taken back that kv may count when it wakes (a frozen Redis).
+   * Paid once kv answers, and already part of the counts hit() reports meanwhile.
    */
-  private readonly owed = new Map<string, { count: number; windowMs: number }>()
+  private readonly owed = new Map<string, { delta: number; windowMs: number }>()
   private paying = false
   private owedTimer: NodeJS.Timeout | undefined
 
@@ -55,35 +135,44 @@ export class WindowCounters {
   async hit(key: string, windowMs: number, by = 1): Promise<CounterHit> {
     try {
       const hit = await this.kv.hitWindow(key, by, windowMs)
-      const owed = this.owed.get(key)?.count ?? 0
+      const count = hit.count + (this.owed.get(key)?.delta ?? 0)
       if (this.owed.size) void this.payOwed()
-      return { count: hit.count - owed, ttlMs: hit.ttlMs, shared: true }
+      this.local.raise(key, count, hit.ttlMs)
+      return { count, ttlMs: hit.ttlMs, shared: true }
     } catch (err) {
       this.onFallback(err)
-      const hit = await this.local.hitWindow(key, by, windowMs)
-      return { count: hit.count, ttlMs: hit.ttlMs, shared: false, maybeInKv: mayHaveRun(err) }
+      const maybeInKv = mayHaveRun(err)
+      const hit = this.local.hit(key, by, windowMs)
+      // A hit kv never received is owed to it; one it may have counted is not (it would count twice).
+      if (!maybeInKv) this.owe(key, by, windowMs)
+      return { count: hit.count, ttlMs: hit.ttlMs, shared: false, maybeInKv }
     }
   }
 
   /** Takes a hit back where it was counted; best effort (a lost undo errs on the strict side). */
   async undo(key: string, hit: CounterHit, windowMs: number): Promise<void> {
+    this.local.undo(key)
+    if (!hit.shared) {
+      // A frozen Redis counts the hit when it wakes: without this, a right code tried during
+      // the freeze would stay a failure in kv, and an honest address could end up refused. A hit
+      // kv never saw cancels what it owed.
+      this.owe(key, -1, windowMs)
+      return
+    }
     try {
-      if (hit.shared) await this.kv.hitWindow(key, -1, windowMs)
-      else {
-        await this.local.hitWindow(key, -1, windowMs)
-        // A frozen Redis counts the hit when it wakes: without this, a right code tried during
-        // the freeze would stay a failure in kv, and an honest address could end up refused.
-        if (hit.maybeInKv) this.owe(key, windowMs)
-      }
+      await this.kv.decrIfPositive(key)
     } catch (err) {
       this.onFallback(err)
+      if (!mayHaveRun(err)) this.owe(key, -1, windowMs)
     }
   }
 
-  private owe(key: string, windowMs: number): void {
+  private owe(key: string, delta: number, windowMs: number): void {
     const owed = this.owed.get(key)
-    if (owed) owed.count++
-    else if (this.owed.size < MAX_OWED) this.owed.set(key, { count: 1, windowMs })
+    if (owed) {
+      owed.delta += delta
+      if (owed.delta === 0) this.owed.delete(key)
+    } else if (this.owed.size < MAX_OWED) this.owed.set(key, { delta, windowMs })
     this.payOwedSoon()
   }
 
@@ -97,22 +186,32 @@ export class WindowCounters {
   }
 
   /**
-   * Pays the owed take-backs while kv answers, one command per key; what is left waits for the
-   * next try. They go out after the hits a frozen Redis still held (same connection, in order).
+   * Pays what is owed while kv answers, key by key; what is left waits for the next try. They go
+   * out after the hits a frozen Redis still held (same connection, in order). Hits go in with one
+   * command per key; take-backs one at a time with decrIfPositive, which never creates a counter
+   * (a window that ended meanwhile has nothing to take back).
    */
   private async payOwed(): Promise<void> {
     if (this.paying) return
     this.paying = true
     try {
       for (const [key, owed] of this.owed) {
-        const count = owed.count
         try {
-          await this.kv.hitWindow(key, -count, owed.windowMs)
+          if (owed.delta > 0) {
+            const delta = owed.delta
+            await this.kv.hitWindow(key, delta, owed.windowMs)
+            owed.delta -= delta
+          } else {
+            while (owed.delta < 0) {
+              const left = await this.kv.decrIfPositive(key)
+              owed.delta++
+              if (left === null) owed.delta = 0
+            }
+          }
         } catch {
           break
         }
-        owed.count -= count
-        if (owed.count <= 0) this.owed.delete(key)
+        if (owed.delta === 0) this.owed.delete(key)
       }
     } finally {
       this.paying = false
@@ -130,8 +229,8 @@ export class WindowCounters {
       if (await this.kv.setIfAbsent(key, '1', ttlMs)) return null
     } catch (err) {
       this.onFallback(err)
-      store = this.local
-      if (await this.local.setIfAbsent(key, '1', ttlMs)) return null
+      store = this.claims
+      if (await this.claims.setIfAbsent(key, '1', ttlMs)) return null
     }
     try {
       return (await store.ttlMs(key)) ?? ttlMs
@@ -142,12 +241,13 @@ export class WindowCounters {
 
   /** Ends a claim early. */
   async release(key: string): Promise<void> {
-    await Promise.all([this.kv.del(key).catch((err: unknown) => this.onFallback(err)), this.local.del(key)])
+    await Promise.all([this.kv.del(key).catch((err: unknown) => this.onFallback(err)), this.claims.del(key)])
   }
 
   close(): Promise<void> {
     clearTimeout(this.owedTimer)
-    return this.local.close()
+    this.local.close()
+    return this.claims.close()
   }
 }
 

@@ -183,7 +183,12 @@ export const adminOperations: OperationDoc[] = [
     responses: {
       200: {
         description: 'what was removed',
-        schema: z.object({ removedFiles: z.number(), freedBytes: z.number() }),
+        schema: z.object({
+          removedFiles: z.number(),
+          freedBytes: z.number(),
+          partialFiles: z.number(),
+          partialBytes: z.number(),
+        }),
       },
     },
   }),

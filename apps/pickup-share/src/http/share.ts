@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises'
 import { create as contentDisposition } from 'content-disposition'
-import type { Express } from 'express'
-import { ApiError } from '@quartet/core/errors'
+import { Transform, type TransformCallback } from 'node:stream'
+import type { Express, Request, Response } from 'express'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
@@ -115,16 +115,38 @@ export const shareOperations: OperationDoc[] = [
     method: 'get',
     path: '/api/download',
     operationId: 'download',
-    summary: 'Download one file of a share by its code or link token (counts one download)',
+    summary:
+      'Download one file of a share by its code or link token; Range/If-Range resume it (one download per transfer, README "Resumable downloads")',
     tags: ['public'],
     request: downloadSchemas,
     responses: {
       200: {
-        description: 'the file, as an attachment',
+        description: 'the file, as an attachment (Accept-Ranges: bytes, a strong ETag)',
+        contentType: 'application/octet-stream',
+        schema: z.string(),
+      },
+      206: {
+        description: 'one range of the file (Content-Range)',
         contentType: 'application/octet-stream',
         schema: z.string(),
       },
       404: { description: 'unknown code, used up, or a path not in the share' },
+      416: { description: 'the range lies outside the file (Content-Range: bytes */size); counts nothing' },
+      429: { description: 'too many failed attempts (Retry-After)' },
+    },
+  },
+  {
+    method: 'head',
+    path: '/api/download',
+    operationId: 'downloadHead',
+    summary: 'The headers a GET would get (size, ETag, ranges); counts no download',
+    tags: ['public'],
+    request: downloadSchemas,
+    responses: {
+      200: { description: 'the headers of the whole file' },
+      206: { description: 'the headers of the range' },
+      404: { description: 'unknown code, used up, or a path not in the share' },
+      416: { description: 'the range lies outside the file' },
       429: { description: 'too many failed attempts (Retry-After)' },
     },
   },
@@ -154,36 +176,56 @@ export function registerShare(app: Express, s: Services): void {
     })
   })
 
-  // Express answers HEAD with the GET route; a probe must not spend a counted download.
-  app.head('/api/download', (_req, res) => {
-    res.set('Allow', 'GET')
-    throw new ApiError('method_not_allowed', 'HEAD is not offered: every GET counts one download')
-  })
+  // HEAD first: express would answer it with the GET route. A HEAD gets the GET's headers
+  // (206/416 for a Range too) and counts nothing.
+  app.head('/api/download', validate(downloadSchemas), (req, res) => download(req, res, true))
+  app.get('/api/download', validate(downloadSchemas), (req, res) => download(req, res, false))
 
-  app.get('/api/download', validate(downloadSchemas), async (req, res) => {
+  async function download(req: Request, res: Response, head: boolean): Promise<void> {
     const { query } = inputOf(downloadSchemas, req)
-    const download =
+    const receiver = clientKey(req, s)
+    const request = { range: req.get('range'), ifRange: req.get('if-range'), head }
+    const file =
       query.token !== undefined
-        ? await s.shares.openDownloadByLink(query.token, query.path)
-        : await s.shares.openDownload(query.code!, query.path, clientKey(req, s))
-    res.on('close', () => {
-      download.done().catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
-    })
-    res.status(200).set({
-      'Content-Type': safeContentType(download.type),
-      'Content-Length': String(download.size),
-      'Content-Disposition': attachmentHeader(download.name),
+        ? await s.shares.openDownloadByLink(query.token, query.path, receiver, request)
+        : await s.shares.openDownload(query.code!, query.path, receiver, request)
+    const length = file.range ? file.range.end - file.range.start + 1 : file.size
+    res.status(file.range ? 206 : 200).set({
+      'Accept-Ranges': 'bytes',
+      ETag: file.etag,
+      'Content-Type': safeContentType(file.type),
+      'Content-Length': String(length),
+      'Content-Disposition': attachmentHeader(file.name),
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store',
+      ...(file.range ? { 'Content-Range': `bytes ${file.range.start}-${file.range.end}/${file.size}` } : {}),
+    })
+    if (!file.stream) {
+      res.end()
+      return
+    }
+    // The bytes handed to the connection: what the transfer rule counts as sent.
+    const sent = new ByteCounter()
+    res.on('close', () => {
+      file.done(sent.bytes).catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
     })
     try {
-      await pipeline(download.stream, res)
+      await pipeline(file.stream, sent, res)
     } catch (err) {
       // The client went away or the store broke mid-stream; the response is already under way.
       req.log.warn({ err }, 'download stream ended early')
       res.destroy()
     }
-  })
+  }
+}
+
+/** Counts the bytes that pass. */
+class ByteCounter extends Transform {
+  bytes = 0
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length
+    done(null, chunk)
+  }
 }
 
 /** RFC 6266: an ASCII `filename` for every client, plus `filename*` (UTF-8) when the name needs it. */

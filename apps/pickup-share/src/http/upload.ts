@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
 import { STORE_KINDS } from '../domain/storage.ts'
 import { clientIp, clientKey, type Services } from './services.ts'
+import { acceptBody, lingerAfterAnswer, uploadBody } from './upload-connection.ts'
 
 export const ZStoreKind = z.enum(STORE_KINDS)
 
@@ -101,16 +102,35 @@ export function registerUpload(app: Express, s: Services): void {
     res.set('Cache-Control', 'no-store').json({ ...grant, expiresAt: grant.expiresAt.toISOString() })
   })
 
-  // The body streams straight to disk (blob) or into a git commit (repo): no body parser may buffer it.
+  // The body streams straight to disk (blob) or into a git commit (repo): no body parser may buffer
+  // it, and a refusal must reach the client (see upload-connection.ts).
   for (const kind of ['blob', 'repo'] as const)
     app.put(`/api/${kind}/upload`, async (req: Request, res) => {
       res.set('Connection', 'close')
-      if ((req as Request & { _body?: boolean })._body)
-        throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
-      const length = req.headers['content-length']
-      const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
-      const result = await s.shares.receiveBlobUpload(req.get('x-upload-token'), req, declared, kind)
-      res.removeHeader('Connection')
-      res.status(201).json(result)
+      try {
+        // The JSON parser has read a JSON body already (body-parser 2 leaves req.body unset otherwise).
+        if (req.body !== undefined || req.is(['application/json', '+json']))
+          throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
+        const length = req.headers['content-length']
+        const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
+        const result = await s.shares.receiveBlobUpload(
+          req.get('x-upload-token'),
+          () => {
+            acceptBody(req, res)
+            return uploadBody(req)
+          },
+          declared,
+          { kind },
+        )
+        res.removeHeader('Connection')
+        res.status(201).json(result)
+      } catch (err) {
+        lingerAfterAnswer(req, res)
+        throw err
+      }
     })
 }
+
+/** A PUT whose body this server streams into a store itself; it answers `Expect: 100-continue`. */
+export const isStreamedUpload = (req: { method?: string | undefined; url?: string | undefined }): boolean =>
+  req.method === 'PUT' && /^\/api\/(blob|repo)\/upload(\?|$)/.test(req.url ?? '')

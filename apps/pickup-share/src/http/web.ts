@@ -101,6 +101,8 @@ export function registerWeb(app: Express, s: Services): void {
   })
 
   // Hashed file names (Vite): cached for a year, never revalidated. A missing asset is a 404.
+  // Pages, assets and the icon ignore Range (small files, sent whole): an unsatisfiable range
+  // was a 400 with the page's text/html content type.
   const statics = new Map<string, ReturnType<typeof express.static>>()
   app.use('/assets', (req, res, next) => {
     const root = webRoot()
@@ -110,6 +112,7 @@ export function registerWeb(app: Express, s: Services): void {
       serve = express.static(path.join(root, 'assets'), {
         index: false,
         fallthrough: true,
+        acceptRanges: false,
         setHeaders: (r) => r.setHeader('Cache-Control', ASSET_CACHE),
       })
       statics.set(root, serve)
@@ -128,12 +131,16 @@ export function registerWeb(app: Express, s: Services): void {
           .send('The web pages are not built: run `pnpm --filter @quartet/pickup-share build`.\n')
         return
       }
-      res.set('Cache-Control', HTML_CACHE).sendFile(path.join(root, 'index.html'), { lastModified: true })
+      res
+        .set('Cache-Control', HTML_CACHE)
+        .sendFile(path.join(root, 'index.html'), { lastModified: true, acceptRanges: false })
     })
 
   app.get('/favicon.svg', (req, res, next) => {
     const root = webRoot()
     if (!root || !existsSync(path.join(root, 'favicon.svg'))) return next()
-    res.set('Cache-Control', 'public, max-age=86400').sendFile(path.join(root, 'favicon.svg'))
+    res
+      .set('Cache-Control', 'public, max-age=86400')
+      .sendFile(path.join(root, 'favicon.svg'), { acceptRanges: false })
   })
 }

@@ -1,18 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import type { Dirent } from 'node:fs'
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ApiError } from '@quartet/core/errors'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
   StorageDriver,
   UploadPermission,
 } from '../domain/storage.ts'
-import { ByteLimit } from './limit.ts'
+import { putLimit } from './limit.ts'
+import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 
 export interface BlobStoreOptions {
   /** Folder holding the objects; created when missing. */
@@ -25,6 +28,8 @@ export interface BlobStoreOptions {
 }
 
 const TMP = '.tmp'
+/** Temporary files are named `<host>.<pid>.<random>`: start-up knows which died with their process. */
+const HOST = os.hostname().replace(/[^A-Za-z0-9-]/g, '_')
 
 /**
  * The local-disk object store ("blob"). Uploads stream into a temporary file and are published
@@ -69,15 +74,21 @@ export class BlobStore implements StorageDriver {
   async put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; allowOverwrite: boolean },
   ): Promise<{ size: number }> {
     const target = this.resolve(pathname)
     const tmpDir = path.join(this.root, TMP)
     await fs.mkdir(tmpDir, { recursive: true })
-    const tmp = path.join(tmpDir, randomBytes(12).toString('hex'))
-    const limit = new ByteLimit(options.maxBytes)
+    const tmp = path.join(tmpDir, `${HOST}.${process.pid}.${randomBytes(12).toString('hex')}`)
+    const limit = putLimit(options)
     // Create the file before streaming, so the clean-up below can never race its creation.
-    const handle = await fs.open(tmp, 'wx')
+    let handle: fs.FileHandle
+    try {
+      handle = await fs.open(tmp, 'wx')
+    } catch (err) {
+      if (isOutOfSpace(err)) throw outOfSpace('blob', err)
+      throw err
+    }
     try {
       await pipeline(body, limit, handle.createWriteStream())
       await fs.mkdir(path.dirname(target), { recursive: true })
@@ -92,6 +103,10 @@ export class BlobStore implements StorageDriver {
         }
       }
       return { size: limit.bytes }
+    } catch (err) {
+      // A full disk (or quota) is an answer, not an accident: 507, and the partial file goes.
+      if (!(err instanceof ApiError) && isOutOfSpace(err)) throw outOfSpace('blob', err)
+      throw err
     } finally {
       await handle.close().catch(() => {})
       await fs.rm(tmp, { force: true })
@@ -114,7 +129,7 @@ export class BlobStore implements StorageDriver {
     }
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
     const file = this.resolve(pathname)
     let handle: fs.FileHandle
     try {
@@ -126,7 +141,8 @@ export class BlobStore implements StorageDriver {
     }
     try {
       const { size } = await handle.stat()
-      return { stream: handle.createReadStream({ highWaterMark: 1024 * 1024 }), size }
+      const stream = handle.createReadStream({ highWaterMark: 1024 * 1024, ...(range ?? {}) })
+      return { stream, size }
     } catch (err) {
       await handle.close()
       throw err
@@ -143,6 +159,35 @@ export class BlobStore implements StorageDriver {
 
   async *list(): AsyncIterable<ListedObject> {
     yield* this.walk('')
+  }
+
+  /**
+   * Removes temporary files uploads left behind: those of a process of this host that is gone
+   * (a crash, kill -9; found at start-up right away), and any not written to since `staleBefore`
+   * (another host's, or a pid reused). A live upload writes to its file all the time.
+   */
+  async removePartials(staleBefore: Date): Promise<{ files: number; bytes: number }> {
+    const dir = path.join(this.root, TMP)
+    const removed = { files: 0, bytes: 0 }
+    let names: string[]
+    try {
+      names = await fs.readdir(dir)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return removed
+      throw err
+    }
+    for (const name of names) {
+      const file = path.join(dir, name)
+      const s = await fs.stat(file).catch(() => null)
+      if (!s?.isFile()) continue
+      const [host, pid] = name.split('.')
+      const orphaned = host === HOST && Number(pid) !== process.pid && !processAlive(Number(pid))
+      if (!orphaned && s.mtime >= staleBefore) continue
+      await fs.rm(file, { force: true })
+      removed.files++
+      removed.bytes += s.size
+    }
+    return removed
   }
 
   private async *walk(prefix: string): AsyncIterable<ListedObject> {
@@ -162,5 +207,17 @@ export class BlobStore implements StorageDriver {
         if (s) yield { pathname: rel, size: s.size, lastModified: s.mtime }
       }
     }
+  }
+}
+
+/** Whether a process of this host with that pid is running (a pid that is no number: no). */
+function processAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

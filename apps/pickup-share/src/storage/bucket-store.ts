@@ -2,13 +2,16 @@ import type { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import { Client } from 'minio'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
   StorageDriver,
   UploadPermission,
 } from '../domain/storage.ts'
-import { ByteLimit } from './limit.ts'
+import { putLimit } from './limit.ts'
+import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
+import { presignV4 } from './s3-presign.ts'
 
 export interface BucketStoreOptions {
   /** http(s)://host:port of the S3-compatible server. */
@@ -25,9 +28,10 @@ export interface BucketStoreOptions {
 
 /**
  * S3-compatible storage ("bucket") via the minio client: MinIO, AWS S3, Cloudflare R2.
- * Browsers upload with a presigned POST policy that pins the exact key and a
- * content-length-range, so the provider itself refuses an oversized body. Providers without POST
- * policies (R2) get a presigned PUT; share then checks the real size after upload.
+ * Browsers upload with a presigned POST policy that pins the exact key and a content-length-range
+ * of exactly the declared size, so the provider itself refuses any other body. Providers without
+ * POST policies (R2) get a presigned PUT whose signature covers `Content-Length` (the same effect);
+ * share checks the stored size again either way.
  */
 export class BucketStore implements StorageDriver {
   readonly kind = 'bucket' as const
@@ -63,8 +67,8 @@ export class BucketStore implements StorageDriver {
       policy.setKey(input.pathname)
       policy.setExpires(input.expiresAt)
       policy.setContentType(input.type)
-      // S3 caps a single POST at 5 GiB; "unlimited" is that cap.
-      policy.setContentLengthRange(0, input.maxBytes ?? 5 * 1024 ** 3)
+      // Exactly the declared size: the provider refuses any other length (EntityTooSmall/TooLarge).
+      policy.setContentLengthRange(input.size, input.size)
       const { postURL, formData } = await this.client.presignedPostPolicy(policy)
       return {
         url: postURL,
@@ -73,24 +77,45 @@ export class BucketStore implements StorageDriver {
       }
     }
     const seconds = Math.max(1, Math.floor((input.expiresAt.getTime() - Date.now()) / 1000))
-    const url = await this.client.presignedPutObject(this.bucket, input.pathname, seconds)
+    const date = new Date()
+    const unsigned = await this.client.presignedUrl('PUT', this.bucket, input.pathname, seconds, {}, date)
+    // minio signs only `host`; the length is signed too, so the provider refuses any other one.
+    const url = presignV4({
+      url: unsigned,
+      method: 'PUT',
+      region: this.options.region,
+      accessKey: this.options.accessKey,
+      secretKey: this.options.secretKey,
+      expiresSeconds: seconds,
+      date,
+      headers: { 'content-length': String(input.size) },
+    })
+    // Browsers set Content-Length from the body themselves (it may not be set by a script).
     return { url, method: 'PUT', headers: {} }
   }
 
   async put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; type?: string; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; type?: string; allowOverwrite: boolean },
   ): Promise<{ size: number }> {
     // S3 has no create-only PUT everywhere; pathnames are random and server-chosen, so the check
     // below only guards against reusing one.
     if (!options.allowOverwrite && (await this.stat(pathname)))
       throw new ApiError('upload_exists', 'an object already exists at this pathname')
-    const limit = new ByteLimit(options.maxBytes)
+    const limit = putLimit(options)
     body.on('error', (err) => limit.destroy(err))
-    await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
-      'Content-Type': options.type ?? 'application/octet-stream',
-    })
+    try {
+      await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
+        'Content-Type': options.type ?? 'application/octet-stream',
+      })
+    } catch (err) {
+      if (err instanceof ApiError) throw err
+      // A bucket over its quota or a server out of disk (MinIO XMinioStorageFull, 507): 507.
+      if (isOutOfSpace(err) || (err as { statusCode?: number }).statusCode === 507)
+        throw outOfSpace('bucket', err)
+      throw err
+    }
     return { size: limit.bytes }
   }
 
@@ -105,11 +130,14 @@ export class BucketStore implements StorageDriver {
     }
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
     const info = await this.stat(pathname)
     if (!info) throw new ApiError('file_not_found', 'the file is no longer in the store')
     try {
-      return { stream: await this.client.getObject(this.bucket, pathname), size: info.size }
+      const stream = range
+        ? await this.client.getPartialObject(this.bucket, pathname, range.start, range.end - range.start + 1)
+        : await this.client.getObject(this.bucket, pathname)
+      return { stream, size: info.size }
     } catch (err) {
       if (isNotFound(err)) throw new ApiError('file_not_found', 'the file is no longer in the store')
       throw err

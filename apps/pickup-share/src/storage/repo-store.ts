@@ -6,6 +6,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type {
+  ByteRange,
   IssueUploadInput,
   ListedObject,
   ObjectInfo,
@@ -14,7 +15,8 @@ import type {
 } from '../domain/storage.ts'
 import type { RepoObjectRecord } from '../store/repo-object-repository.ts'
 import { GitError, type GitRunner, gitRunner } from './git.ts'
-import { ByteLimit } from './limit.ts'
+import { putLimit } from './limit.ts'
+import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 import type { MirrorSelector } from './mirrors.ts'
 
 /** Where the store remembers which commit holds each file (a table in Postgres). */
@@ -124,7 +126,7 @@ export class RepoStore implements StorageDriver {
   async put(
     pathname: string,
     body: Readable,
-    options: { maxBytes: number | null; allowOverwrite: boolean },
+    options: { size?: number | null; maxBytes: number | null; allowOverwrite: boolean },
   ): Promise<{ size: number }> {
     this.checkPath(pathname)
     if (await this.options.index.find(pathname))
@@ -132,9 +134,17 @@ export class RepoStore implements StorageDriver {
     await this.ensureRepo()
     const cap =
       options.maxBytes === null ? this.maxObjectBytes : Math.min(options.maxBytes, this.maxObjectBytes)
-    const limit = new ByteLimit(cap)
+    // Exactly the declared size (else at most the cap), checked before anything is committed.
+    const limit = putLimit({ size: options.size, maxBytes: cap })
     body.on('error', (err) => limit.destroy(err))
-    const blob = (await this.git.run(['hash-object', '-w', '--stdin'], { input: body.pipe(limit) })).trim()
+    let blob: string
+    try {
+      blob = (await this.git.run(['hash-object', '-w', '--stdin'], { input: body.pipe(limit) })).trim()
+    } catch (err) {
+      // The local cache's disk is full: 507, and nothing is committed.
+      if (!(err instanceof ApiError) && isOutOfSpace(err)) throw outOfSpace('repo', err)
+      throw err
+    }
     const commit = await this.commit({ path: pathname, blob })
     if (!(await this.options.index.record({ pathname, commitSha: commit, blobSha: blob, size: limit.bytes })))
       throw new ApiError('upload_exists', 'an object already exists at this pathname')
@@ -235,7 +245,35 @@ export class RepoStore implements StorageDriver {
       { store: this.instance, step, err: err instanceof Error ? err.message : String(err) },
       'repo store: git failed',
     )
+    // The remote (or the local cache) is out of space or over its quota: 507, not a git failure.
+    if (isOutOfSpace(err)) return outOfSpace('repo')
     return new ApiError('storage_failed', `the repository store could not ${step}`)
+  }
+
+  /**
+   * Removes index files of batches whose process is gone (this host's pid no longer runs), and
+   * any older than `staleBefore`. (Objects of failed uploads are unreachable; git gc prunes them.)
+   */
+  async removePartials(staleBefore: Date): Promise<{ files: number; bytes: number }> {
+    const removed = { files: 0, bytes: 0 }
+    let names: string[]
+    try {
+      names = await fs.readdir(this.gitDir)
+    } catch {
+      return removed
+    }
+    for (const name of names) {
+      const m = /^index-(\d+)-[0-9a-f]+$/.exec(name)
+      if (!m || Number(m[1]) === process.pid) continue
+      const file = path.join(this.gitDir, name)
+      const st = await fs.stat(file).catch(() => null)
+      if (!st) continue
+      if (processRuns(Number(m[1])) && st.mtime >= staleBefore) continue
+      await fs.rm(file, { force: true })
+      removed.files++
+      removed.bytes += st.size
+    }
+    return removed
   }
 
   async stat(pathname: string): Promise<ObjectInfo | null> {
@@ -243,7 +281,16 @@ export class RepoStore implements StorageDriver {
     return rec ? { size: rec.size, lastModified: rec.createdAt } : null
   }
 
-  async openRead(pathname: string): Promise<{ stream: Readable; size: number }> {
+  /**
+   * A range is cut from the start of the blob: mirrors and git serve whole objects, and only a
+   * read that runs to the end of the file can be checked against the blob SHA.
+   */
+  async openRead(pathname: string, range?: ByteRange): Promise<{ stream: Readable; size: number }> {
+    const opened = await this.openWhole(pathname)
+    return range ? { stream: sliceStream(opened.stream, range), size: opened.size } : opened
+  }
+
+  private async openWhole(pathname: string): Promise<{ stream: Readable; size: number }> {
     const rec = await this.options.index.find(pathname)
     if (!rec) throw new ApiError('file_not_found', 'the file is no longer in the store')
     const mirrors = this.options.mirrors
@@ -367,5 +414,29 @@ export class BlobVerifier extends Transform {
     if (this.bytes !== this.size || this.hash.digest('hex') !== this.sha)
       return done(new Error('mirror bytes do not match the committed blob'))
     done()
+  }
+}
+
+/** The bytes `range` names of a stream read from its first byte; stops reading the source after them. */
+export function sliceStream(source: Readable, range: ByteRange): Readable {
+  async function* slice(): AsyncGenerator<Buffer> {
+    let pos = 0
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      const from = Math.max(range.start - pos, 0)
+      const to = Math.min(range.end + 1 - pos, chunk.length)
+      pos += chunk.length
+      if (to > from) yield chunk.subarray(from, to)
+      if (pos > range.end) break
+    }
+  }
+  return Readable.from(slice(), { objectMode: false })
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

@@ -239,6 +239,26 @@ export class ShareRepository {
     return row ? toShare(row) : null
   }
 
+  /**
+   * A share a download may name: not expired; possibly exhausted (a receiver whose transfer is
+   * still open may come back to it, README "Resumable downloads").
+   */
+  async findDownloadableByCode(code: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { code, expiresAt: { gt: now } },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
+  async findDownloadableByLinkToken(tokenHash: string, now: Date): Promise<ShareRecord | null> {
+    const row = await this.db.share.findFirst({
+      where: { linkTokenHash: tokenHash, expiresAt: { gt: now } },
+      include: shareInclude,
+    })
+    return row ? toShare(row) : null
+  }
+
   async findByCode(code: string): Promise<ShareRecord | null> {
     const row = await this.db.share.findUnique({ where: { code }, include: shareInclude })
     return row ? toShare(row) : null
@@ -263,19 +283,23 @@ export class ShareRepository {
    * more downloads through than the share allows. Returns the downloads left, or null.
    */
   async decrementRemaining(id: string, now: Date): Promise<number | null> {
-    // One conditional UPDATE: row-locked and re-checked, so concurrent decrements never pass zero.
-    const { count } = await this.db.share.updateMany({
-      where: { id, remaining: { gt: 0 }, exhaustedAt: null, expiresAt: { gt: now } },
-      data: { remaining: { decrement: 1 } },
+    // One transaction: a database that stops between its steps must not keep a decrement whose
+    // caller then answers 503 (a download spent and never delivered).
+    return this.db.$transaction(async (tx) => {
+      // A conditional UPDATE: row-locked and re-checked, so concurrent decrements never pass zero.
+      const { count } = await tx.share.updateMany({
+        where: { id, remaining: { gt: 0 }, exhaustedAt: null, expiresAt: { gt: now } },
+        data: { remaining: { decrement: 1 } },
+      })
+      if (count !== 1) return null
+      // Whoever sees zero marks the share exhausted (idempotent); take also treats 0 as used up.
+      await tx.share.updateMany({
+        where: { id, remaining: 0, exhaustedAt: null },
+        data: { exhaustedAt: now },
+      })
+      const row = await tx.share.findUnique({ where: { id }, select: { remaining: true } })
+      return row?.remaining ?? 0
     })
-    if (count !== 1) return null
-    // Whoever sees zero marks the share exhausted (idempotent); take also treats 0 as used up.
-    await this.db.share.updateMany({
-      where: { id, remaining: 0, exhaustedAt: null },
-      data: { exhaustedAt: now },
-    })
-    const row = await this.db.share.findUnique({ where: { id }, select: { remaining: true } })
-    return row?.remaining ?? 0
   }
 
   async refund(id: string): Promise<void> {
@@ -296,10 +320,21 @@ export class ShareRepository {
     return toShare(row)
   }
 
-  /** Shares to sweep: expired, or exhausted longer than `exhaustedGraceMs` ago (a lost finaliser). */
+  /**
+   * Shares to sweep: expired, or exhausted before `exhaustedBefore` (a lost finaliser) with no
+   * transfer that may still be resumed.
+   */
   async findEnded(now: Date, exhaustedBefore: Date, limit = 500): Promise<string[]> {
     const rows = await this.db.share.findMany({
-      where: { OR: [{ expiresAt: { lte: now } }, { exhaustedAt: { lte: exhaustedBefore } }] },
+      where: {
+        OR: [
+          { expiresAt: { lte: now } },
+          {
+            exhaustedAt: { lte: exhaustedBefore },
+            transfers: { none: { complete: false, expiresAt: { gt: now } } },
+          },
+        ],
+      },
       select: { id: true },
       take: limit,
     })

@@ -247,7 +247,7 @@ describe('admin: shares', () => {
     const kept = await uploadFile(h, { name: 'kept.bin', data: randomBytes(10) })
     await api(h, 'POST', '/api/share', { files: [kept.file], expireDays: 30 })
     const fresh = await api(h, 'POST', '/api/admin/shares', { action: 'cleanup' }, a)
-    expect(fresh.body).toEqual({ removedFiles: 0, freedBytes: 0 })
+    expect(fresh.body).toEqual({ removedFiles: 0, freedBytes: 0, partialFiles: 0, partialBytes: 0 })
     clock.advance(25 * 3_600_000)
     const a2 = await adminLogin(h)
     const res = await api(h, 'POST', '/api/admin/shares', { action: 'cleanup' }, a2)

@@ -67,11 +67,13 @@ describe('blob store: upload → share → take → download', () => {
     expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).body.remaining).toBe(1)
     const head = await fetch(
       `${h.url}/api/download?code=${shared.body.code}&path=${encodeURIComponent(file.pathname)}`,
-      {
-        method: 'HEAD',
-      },
+      { method: 'HEAD' },
     )
-    expect(head.status).toBe(405)
+    // The GET's headers, no body, and no download spent.
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-length')).toBe(String(data.length))
+    expect(head.headers.get('accept-ranges')).toBe('bytes')
+    expect(head.headers.get('etag')).toBe(got.headers.get('etag'))
     expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).body.remaining).toBe(1)
   })
 

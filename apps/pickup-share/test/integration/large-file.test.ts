@@ -27,19 +27,28 @@ const retained = () => {
   return m.heapUsed + m.arrayBuffers
 }
 
-/** Samples retained memory (heap + buffers, after a GC) while `fn` runs; returns the peak growth. */
+/**
+ * Samples retained memory (heap + buffers, after a GC) while `fn` runs; returns the peak growth.
+ * Each sample is a full collection, whose cost grows with everything the worker holds (jest runs
+ * many files in one worker): the next sample waits four times as long as the last collection
+ * took, at least 250 ms, so collecting never takes more than a fifth of the transfer's time.
+ */
 async function peakGrowth<T>(fn: () => Promise<T>): Promise<{ result: T; growth: number }> {
   const start = retained()
   let growth = 0
-  // Every 250 ms: each sample is a full collection, and sampling faster starves the transfer
-  // itself on a loaded machine (CI runs the browser suite beside this one).
-  const timer = setInterval(() => {
+  let timer: NodeJS.Timeout | undefined
+  const sample = () => {
+    const began = performance.now()
     growth = Math.max(growth, retained() - start)
-  }, 250)
+    timer = setTimeout(sample, Math.max(250, 4 * (performance.now() - began)))
+  }
+  timer = setTimeout(sample, 250)
   try {
-    return { result: await fn(), growth }
+    const result = await fn()
+    growth = Math.max(growth, retained() - start)
+    return { result, growth }
   } finally {
-    clearInterval(timer)
+    clearTimeout(timer)
   }
 }
 

@@ -232,6 +232,47 @@ describe('repo store against a real git server (git http-backend on loopback)', 
     expect(tipFiles()).not.toContain(grant.body.pathname)
   })
 
+  it.each([
+    ['longer', 1001, 413, 'file_too_large'],
+    ['shorter', 999, 400, 'size_mismatch'],
+  ])(
+    'when a streamed body is %s than declared (%i bytes for 1000), then %i %s and nothing is committed',
+    async (_, length, status, code) => {
+      const grant = await call('POST', '/api/upload', { store: 'repo', name: 'exact.bin', size: 1000 })
+      const data = new Uint8Array(randomBytes(length))
+      const put = await fetch(new URL(grant.body.upload.url, h.url), {
+        method: 'PUT',
+        headers: grant.body.upload.headers,
+        body: new ReadableStream({
+          start(c) {
+            for (let i = 0; i < data.length; i += 100) c.enqueue(data.subarray(i, i + 100))
+            c.close()
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit)
+      expect(put.status).toBe(status)
+      expect(((await put.json()) as { error: { code: string } }).error.code).toBe(code)
+      expect(tipFiles()).not.toContain(grant.body.pathname)
+      expect(await deps.db.repoObject.count({ where: { pathname: grant.body.pathname } })).toBe(0)
+    },
+  )
+
+  it('when a download is resumed with Range, then 206 with exactly those bytes (cut from the verified stream), one download for the transfer', async () => {
+    const data = randomBytes(200_000)
+    const { file } = await upload('resume.bin', data)
+    const shared = await call('POST', '/api/share', { files: [file], maxDownloads: 1 })
+    const url = `${h.url}/api/download?code=${shared.body.code}&path=${encodeURIComponent(file.pathname)}`
+    const first = await fetch(url, { headers: { range: 'bytes=0-99999' } })
+    expect(first.status).toBe(206)
+    expect(Buffer.from(await first.arrayBuffer()).equals(data.subarray(0, 100_000))).toBe(true)
+    const rest = await fetch(url, { headers: { range: 'bytes=100000-' } })
+    expect(rest.status).toBe(206)
+    expect(rest.headers.get('content-range')).toBe('bytes 100000-199999/200000')
+    expect(Buffer.from(await rest.arrayBuffer()).equals(data.subarray(100_000))).toBe(true)
+    expect((await call('POST', '/api/take', { code: shared.body.code })).status).toBe(404)
+  })
+
   it('when a share is deleted, then its file leaves the branch tip', async () => {
     const data = randomBytes(1000)
     const { file } = await upload('gone.bin', data)

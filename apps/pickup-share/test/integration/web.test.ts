@@ -33,6 +33,21 @@ describe('web pages: serving', () => {
     },
   )
 
+  it.each(['bytes=-0', 'bytes=5-1', 'bytes=abc', 'bytes=0-1', 'bytes=99999999-'])(
+    'when a page, an asset or the icon is asked for with Range: %s, then the whole file comes, 200, as without it',
+    async (range) => {
+      const html = await (await fetch(`${h.url}/`)).text()
+      const asset = html.match(/\/assets\/index-[\w-]+\.js/)![0]
+      for (const target of ['/', '/pickup', '/admin', asset, '/favicon.svg']) {
+        const whole = await (await fetch(`${h.url}${target}`)).arrayBuffer()
+        const res = await fetch(`${h.url}${target}`, { headers: { range } })
+        expect([target, res.status]).toEqual([target, 200])
+        expect(res.headers.get('content-range')).toBeNull()
+        expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(whole))).toBe(true)
+      }
+    },
+  )
+
   it('when a hashed asset is requested, then it is cached for a year as immutable; an unknown one is a 404', async () => {
     const html = await (await fetch(`${h.url}/`)).text()
     for (const asset of html.match(/\/assets\/index-[\w-]+\.(js|css)/g)!) {

@@ -25,8 +25,10 @@ afterAll(async () => {
 })
 beforeEach(async () => {
   kv.mode = 'ok'
-  // The deadline wrapper skips kv for a moment after a failure of the test before.
-  await sleep(DEADLINE.pauseMs + 50)
+  // The deadline wrapper skips kv for a moment after a failure of the test before, and a call the
+  // test before left hanging (a take-back sent after its last answer) times out up to `timeoutMs`
+  // from now and starts that moment anew.
+  await sleep(DEADLINE.timeoutMs + DEADLINE.pauseMs + 200)
 })
 
 const from = (ip: string) => ({ 'x-forwarded-for': ip })

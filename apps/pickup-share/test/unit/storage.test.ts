@@ -5,6 +5,7 @@ import { Readable } from 'node:stream'
 import { ZSettings } from '../../src/domain/settings.ts'
 import { StorageRegistry } from '../../src/domain/storage.ts'
 import { BlobStore } from '../../src/storage/blob-store.ts'
+import { isOutOfSpace } from '../../src/storage/out-of-space.ts'
 
 describe('blob store', () => {
   let dir: string
@@ -86,5 +87,48 @@ describe('settings', () => {
       loginFailuresGlobal: 100,
       loginBackoffMaxSeconds: 60,
     })
+  })
+})
+
+describe('out of space', () => {
+  it.each([
+    [
+      'ENOSPC from a write',
+      Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
+    ],
+    ['a filesystem quota', Object.assign(new Error('EDQUOT'), { code: 'EDQUOT' })],
+    [
+      "git's local cache",
+      Object.assign(new Error('git hash-object failed (128)'), {
+        stderr: 'error: unable to write loose object file: No space left on device',
+      }),
+    ],
+    [
+      'a git remote over its quota',
+      Object.assign(new Error('git push failed'), { stderr: 'remote: error: Disk quota exceeded' }),
+    ],
+    [
+      'a full MinIO',
+      Object.assign(new Error('Storage backend has reached its minimum free drive threshold.'), {
+        code: 'XMinioStorageFull',
+      }),
+    ],
+    [
+      'a cause further down',
+      new Error('upload failed', { cause: Object.assign(new Error('x'), { code: 'ENOSPC' }) }),
+    ],
+  ])('when the store says %s, then it is out of space (507)', (_, err) => {
+    expect(isOutOfSpace(err)).toBe(true)
+  })
+
+  it.each([
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
+    [
+      'a git error of another kind',
+      Object.assign(new Error('git push failed'), { stderr: 'rejected: non-fast-forward' }),
+    ],
+    ['nothing', undefined],
+  ])('when the store says %s, then it is not', (_, err) => {
+    expect(isOutOfSpace(err)).toBe(false)
   })
 })

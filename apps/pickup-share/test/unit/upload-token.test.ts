@@ -7,6 +7,7 @@ describe('upload tokens', () => {
   const claims = {
     instance: 'blob',
     pathname: 'abc/file.txt',
+    size: 42,
     maxBytes: 100,
     expiresAt: new Date('2026-11-22T13:00:00Z'),
     allowOverwrite: false,

@@ -226,7 +226,12 @@ function SharesPanel({ onFailure }: PanelProps) {
       const r = await admin.cleanup()
       setMessage({
         kind: 'ok',
-        text: t('shares.cleanupResult', { files: r.removedFiles, size: formatBytes(r.freedBytes) }),
+        text: t('shares.cleanupResult', {
+          files: r.removedFiles,
+          size: formatBytes(r.freedBytes),
+          partials: r.partialFiles,
+          partialSize: formatBytes(r.partialBytes),
+        }),
       })
       setVersion((v) => v + 1)
     } catch (err) {

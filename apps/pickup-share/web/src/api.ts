@@ -244,7 +244,7 @@ export const admin = {
     ),
   deleteShare: (code: string) => request('DELETE', '/api/admin/shares', { code }, true),
   cleanup: () =>
-    request<{ removedFiles: number; freedBytes: number }>(
+    request<{ removedFiles: number; freedBytes: number; partialFiles: number; partialBytes: number }>(
       'POST',
       '/api/admin/shares',
       { action: 'cleanup' },

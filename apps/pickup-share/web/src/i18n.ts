@@ -123,7 +123,8 @@ const en = {
   'shares.deleted': 'Share {code} deleted.',
   'shares.empty': 'No shares match.',
   'shares.cleanup': 'Clean up orphan files',
-  'shares.cleanupResult': 'Cleanup removed {files} file(s) and freed {size}.',
+  'shares.cleanupResult':
+    'Cleanup removed {files} file(s) and freed {size}, and {partials} partial upload(s) ({partialSize}).',
   'shares.page': 'Page {page} of {pages} ({total} shares)',
   'shares.prev': 'Previous page',
   'shares.next': 'Next page',
@@ -308,7 +309,8 @@ const zh: Record<Key, string> = {
   'shares.deleted': '分享 {code} 已删除。',
   'shares.empty': '没有匹配的分享。',
   'shares.cleanup': '清理孤立文件',
-  'shares.cleanupResult': '清理完成：删除 {files} 个文件，释放 {size}。',
+  'shares.cleanupResult':
+    '清理完成：删除 {files} 个文件，释放 {size}；另删除 {partials} 个未完成的上传（{partialSize}）。',
   'shares.page': '第 {page} / {pages} 页（共 {total} 个分享）',
   'shares.prev': '上一页',
   'shares.next': '下一页',

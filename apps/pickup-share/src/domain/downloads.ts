@@ -1,0 +1,258 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Clock } from '@quartet/core/clock'
+import { ApiError } from '@quartet/core/errors'
+import type { TransferKey, TransferRepository } from '../store/transfer-repository.ts'
+import type { DownloadGate, Reservation } from './download-gate.ts'
+import type { ByteRange } from './storage.ts'
+
+/**
+ * What a `Range` header asks of a file of `size` bytes (RFC 9110 §14): `null` for the whole
+ * file (no header, one we do not understand, or several ranges — a server may ignore Range and
+ * answer 200), a range, or `unsatisfiable` (416).
+ */
+export function parseRange(header: string | undefined, size: number): ByteRange | null | 'unsatisfiable' {
+  if (header === undefined) return null
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header)
+  if (!m || (m[1] === '' && m[2] === '')) return null
+  if (m[1] === '') {
+    // A suffix: the last n bytes.
+    const n = Number(m[2])
+    if (!Number.isSafeInteger(n)) return null
+    if (n === 0 || size === 0) return 'unsatisfiable'
+    return { start: Math.max(0, size - n), end: size - 1 }
+  }
+  const start = Number(m[1])
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end + 1)) return null
+  if (m[2] !== '' && Number(m[2]) < start) return null // invalid: ignored
+  if (start >= size) return 'unsatisfiable'
+  return { start, end }
+}
+
+/**
+ * A strong ETag of a share's file. Objects are never overwritten (permissions are create-only)
+ * and their pathnames hold 128 random bits, so instance + pathname + size names the bytes.
+ */
+export function strongEtag(file: { storeInstance: string; pathname: string; size: number }): string {
+  const h = createHash('sha256').update(`${file.storeInstance}\n${file.pathname}\n${file.size}`)
+  return `"${h.digest('base64url').slice(0, 27)}"`
+}
+
+/**
+ * `If-Range`: the range is served only when the validator is our strong ETag (a date, a weak or
+ * another tag means the client's partial copy may be of other bytes: the whole file, 200).
+ */
+export const ifRangeAllows = (ifRange: string | undefined, etag: string): boolean =>
+  ifRange === undefined || ifRange.trim() === etag
+
+export interface ResumeRule {
+  /** How long after its first request a transfer may be resumed for free. */
+  windowMs: number
+  /** Bytes a transfer may send beyond the file's size (lost in flight at each cut), see slackOf. */
+  slackBytes: number
+}
+
+/**
+ * The bytes one transfer of a `size`-byte file may send: the file once, plus slack for what is
+ * lost in flight when a connection breaks (README "Resumable downloads"):
+ * slack = min(⌈size/2⌉, max(slackBytes, ⌈size/8⌉)).
+ */
+export function transferBudget(size: number, slackBytes: number): number {
+  return size + Math.min(Math.ceil(size / 2), Math.max(slackBytes, Math.ceil(size / 8)))
+}
+
+/** A request let through: its bytes are held in a transfer (opened by it, or joined). */
+export interface Admission {
+  transferId: string
+  /** This request opened the transfer and spent a download. */
+  opened: boolean
+  /** The download gate's bookkeeping (in-flight stream; the spent download when opened). */
+  reservation: Reservation
+  bytes: number
+}
+
+/** Another request of the same receiver holds an opening at most this long before it is stale. */
+const OPENING_STALE_MS = 30_000
+/** How long a request waits for another request of its receiver to open the transfer. */
+const OPENING_WAIT_MS = 5_000
+const ABANDON_RETRY_MS = 500
+/** How long a request waits for the requests of its receiver and file ahead of it in this process. */
+const TURN_WAIT_MS = 2_000
+
+/** Resolves when `before` settles, or rejects with 503 after TURN_WAIT_MS. */
+function withinTurnWait(before: Promise<unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new ApiError(
+            'service_unavailable',
+            'earlier requests for this download are still starting; try again',
+            undefined,
+            {
+              headers: { 'Retry-After': '1' },
+            },
+          ),
+        ),
+      TURN_WAIT_MS,
+    )
+    const done = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    before.then(done, done)
+  })
+}
+
+/**
+ * The counting rule of downloads that may be resumed (README "Resumable downloads"). A transfer
+ * belongs to one file of one share and one receiver (the client's address as limits count it).
+ * The first request of a transfer spends one download (the gate's atomic reservation); every
+ * request of that receiver for that file within the window is free while the bytes it asks for
+ * fit in what is left of the transfer's budget (reserved before the first byte, the part not
+ * sent given back at the end). A request that does not fit opens a new transfer, which spends
+ * another download (none left: 404).
+ */
+export class DownloadTransfers {
+  /** Admissions under way in this process, per receiver and file: they take turns. */
+  private readonly turns = new Map<string, Promise<unknown>>()
+
+  constructor(
+    private readonly d: {
+      repo: TransferRepository
+      gate: DownloadGate
+      clock: Clock
+      rule: ResumeRule
+    },
+  ) {}
+
+  /**
+   * Lets a request for `bytes` of a `size`-byte file through, or null when no download is left.
+   * Requests of one receiver for one file take turns in this process (a download manager's
+   * parallel first requests then open one transfer and join it without asking Postgres in a
+   * loop); across processes the opening row decides, and the others wait for it.
+   */
+  async admit(
+    share: { id: string; expiresAt: Date },
+    key: TransferKey,
+    size: number,
+    bytes: number,
+  ): Promise<Admission | null> {
+    const id = `${key.shareId}\n${key.path}\n${key.receiver}`
+    const before = this.turns.get(id) ?? Promise.resolve()
+    // A turn is waited for at most TURN_WAIT_MS: when the requests ahead are slow (a database
+    // stalling), the queue would otherwise grow without bound and hold each request for the sum
+    // of theirs. Past it, 503 at once; the opening row still decides across processes.
+    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes))
+    const settled = mine.catch(() => {})
+    this.turns.set(id, settled)
+    void settled.then(() => {
+      if (this.turns.get(id) === settled) this.turns.delete(id)
+    })
+    return mine
+  }
+
+  private async admitNow(
+    share: { id: string; expiresAt: Date },
+    key: TransferKey,
+    size: number,
+    bytes: number,
+  ): Promise<Admission | null> {
+    const waitUntil = Date.now() + OPENING_WAIT_MS
+    for (let wait = 50; ; wait = Math.min(wait * 2, 400)) {
+      const now = this.d.clock.now()
+      const joined = await this.d.repo.join(key, bytes, now)
+      if (joined) {
+        const reservation = await this.d.gate.enter(share.id, share.expiresAt)
+        return { transferId: joined, opened: false, reservation, bytes }
+      }
+      const id = randomUUID()
+      const budget = transferBudget(size, this.d.rule.slackBytes)
+      const expiresAt = new Date(Math.min(now.getTime() + this.d.rule.windowMs, share.expiresAt.getTime()))
+      const stale = new Date(now.getTime() - OPENING_STALE_MS)
+      const opening = await this.d.repo.beginOpening(id, key, budget, now, expiresAt, stale)
+      if (opening === 'gone') return null
+      if (opening === 'opened') {
+        let reservation: Reservation | null
+        try {
+          reservation = await this.d.gate.reserve(share.id, share.expiresAt)
+        } catch (err) {
+          this.abandon(id)
+          throw err
+        }
+        if (!reservation) {
+          this.abandon(id)
+          return null
+        }
+        try {
+          await this.d.repo.paid(id, bytes)
+        } catch (err) {
+          this.abandon(id)
+          await this.d.gate.refund(share.id, reservation)
+          throw err
+        }
+        return { transferId: id, opened: true, reservation, bytes }
+      }
+      // A request of this receiver in another process is opening a transfer: wait until it is
+      // paid, then join it.
+      if (Date.now() > waitUntil)
+        throw new ApiError(
+          'service_unavailable',
+          'another request is starting this download; try again',
+          undefined,
+          {
+            headers: { 'Retry-After': '1' },
+          },
+        )
+      await sleep(wait)
+    }
+  }
+
+  /**
+   * Removes an opening that will never be paid. It blocks the receiver's next requests until it
+   * is gone (or stale after OPENING_STALE_MS), so when the database fails the delete too (the
+   * failure that ended the opening), it is retried every half second until it is done.
+   */
+  private abandon(id: string): void {
+    let tries = 0
+    const attempt = () => {
+      this.d.repo.delete(id).catch(() => {
+        if (++tries < OPENING_STALE_MS / ABANDON_RETRY_MS) setTimeout(attempt, ABANDON_RETRY_MS).unref()
+      })
+    }
+    attempt()
+  }
+
+  /** The store failed before the first byte: nothing was sent, nothing is spent. */
+  async refund(shareId: string, a: Admission): Promise<void> {
+    if (a.opened) {
+      await this.d.gate.refund(shareId, a.reservation)
+      await this.d.repo.delete(a.transferId)
+    } else {
+      await this.d.repo.finish(a.transferId, a.bytes, 0, false, Number.MAX_SAFE_INTEGER)
+      await this.d.gate.finish(shareId, a.reservation)
+    }
+  }
+
+  /**
+   * A request ended having sent `written` of its bytes. True when it was the last stream of a
+   * share with no downloads left and no transfer that may still come back: the share can go.
+   */
+  async finish(
+    share: { id: string },
+    a: Admission,
+    written: number,
+    sentLastByte: boolean,
+    size: number,
+  ): Promise<boolean> {
+    await this.d.repo.finish(a.transferId, a.bytes, written, sentLastByte, size)
+    if (!(await this.d.gate.finish(share.id, a.reservation))) return false
+    return (await this.d.repo.liveOfShare(share.id, this.d.clock.now())) === 0
+  }
+
+  /** Whether the receiver may still come back to a share with no downloads left. */
+  hasLive(key: TransferKey): Promise<boolean> {
+    return this.d.repo.hasLive(key, this.d.clock.now())
+  }
+}

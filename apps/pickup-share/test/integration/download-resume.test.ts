@@ -1,0 +1,211 @@
+import { execFile, execFileSync } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+
+// Issue 23 item 2: downloads can be resumed (curl -C -, a browser, a download manager's parallel
+// ranges) and one transfer spends one download, within a written bound.
+const deps = testDeps()
+let h: Harness
+let dir: string
+beforeAll(async () => {
+  h = await startHarness(deps)
+  dir = mkdtempSync(path.join(os.tmpdir(), 'resume-'))
+})
+afterAll(async () => {
+  await h.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const MiB = 1024 * 1024
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex')
+const from = (ip: string) => ({ 'x-forwarded-for': ip })
+
+async function share(size: number, maxDownloads: number) {
+  const data = randomBytes(size)
+  const { file } = await uploadFile(h, { name: 'movie.mp4', data, type: 'video/mp4' })
+  const res = await api(h, 'POST', '/api/share', { files: [file], maxDownloads })
+  expect(res.status).toBe(200)
+  const code = res.body.code as string
+  const url = `${h.url}/api/download?code=${code}&path=${encodeURIComponent(file.pathname)}`
+  return { data, code, url, file }
+}
+
+async function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
+  const res = await fetch(url, { method, headers })
+  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) }
+}
+
+const remaining = async (code: string) => {
+  const taken = await api(h, 'POST', '/api/take', { code })
+  return taken.status === 404 ? 'used up' : (taken.body.remaining as number)
+}
+
+describe('ranges, ETag and HEAD', () => {
+  it('when a single range is asked, then 206 with Content-Range and exactly those bytes; suffix and open ranges too', async () => {
+    const s = await share(100_000, 5)
+    const whole = await get(s.url, { range: 'bytes=0-99' })
+    expect(whole.status).toBe(206)
+    expect(whole.headers.get('content-range')).toBe('bytes 0-99/100000')
+    expect(whole.headers.get('content-length')).toBe('100')
+    expect(whole.headers.get('accept-ranges')).toBe('bytes')
+    expect(whole.headers.get('etag')).toMatch(/^"[\w-]{27}"$/)
+    expect(whole.body.equals(s.data.subarray(0, 100))).toBe(true)
+    const suffix = await get(s.url, { range: 'bytes=-100' })
+    expect(suffix.headers.get('content-range')).toBe('bytes 99900-99999/100000')
+    expect(suffix.body.equals(s.data.subarray(99_900))).toBe(true)
+    const open = await get(s.url, { range: 'bytes=99000-' })
+    expect(open.headers.get('content-range')).toBe('bytes 99000-99999/100000')
+    expect(open.body.equals(s.data.subarray(99_000))).toBe(true)
+    // All of it one transfer of this receiver: one download.
+    expect(await remaining(s.code)).toBe(4)
+  })
+
+  it('when the range lies outside the file, then 416 with Content-Range bytes */size in the envelope, and nothing is spent', async () => {
+    const s = await share(1000, 1)
+    for (const range of ['bytes=1000-', 'bytes=5000-6000', 'bytes=-0']) {
+      const res = await get(s.url, { range })
+      expect(res.status).toBe(416)
+      expect(res.headers.get('content-range')).toBe('bytes */1000')
+      expect(JSON.parse(res.body.toString()).error.code).toBe('range_not_satisfiable')
+    }
+    expect(await remaining(s.code)).toBe(1)
+  })
+
+  it('when several ranges or a malformed one are asked, then the whole file comes with 200', async () => {
+    const s = await share(1000, 5)
+    for (const range of ['bytes=0-1,5-6', 'bytes=9-1', 'items=0-1']) {
+      const res = await get(s.url, { range }, 'GET')
+      expect(res.status).toBe(200)
+      expect(res.body.equals(s.data)).toBe(true)
+    }
+  })
+
+  it('when HEAD is asked, then it gets the GET headers (ranges too) with no body, and no download is spent', async () => {
+    const s = await share(5000, 1)
+    const head = await get(s.url, {}, 'HEAD')
+    expect(head.status).toBe(200)
+    expect(head.body.length).toBe(0)
+    expect(head.headers.get('content-length')).toBe('5000')
+    expect(head.headers.get('accept-ranges')).toBe('bytes')
+    expect(head.headers.get('content-disposition')).toBe('attachment; filename=movie.mp4')
+    const ranged = await get(s.url, { range: 'bytes=10-19' }, 'HEAD')
+    expect(ranged.status).toBe(206)
+    expect(ranged.headers.get('content-range')).toBe('bytes 10-19/5000')
+    expect(ranged.headers.get('content-length')).toBe('10')
+    expect((await get(s.url, { range: 'bytes=9000-' }, 'HEAD')).status).toBe(416)
+    expect(await remaining(s.code)).toBe(1)
+    const got = await get(s.url)
+    expect(got.headers.get('etag')).toBe(head.headers.get('etag'))
+    expect(got.body.equals(s.data)).toBe(true)
+  })
+
+  it('when If-Range matches the strong ETag, then the range comes; when it does not, then the whole file with 200, counted by the rule', async () => {
+    const s = await share(MiB, 2)
+    const etag = (await get(s.url, {}, 'HEAD')).headers.get('etag')!
+    expect((await get(s.url, { range: 'bytes=0-999', 'if-range': etag }, 'HEAD')).status).toBe(206)
+    // Another tag, a weak one, or a date: the client's partial copy may be of other bytes.
+    for (const stale of ['"not-this-one"', `W/${etag}`, 'Tue, 24 Nov 2026 05:00:00 GMT']) {
+      const head = await get(s.url, { range: 'bytes=1000-', 'if-range': stale }, 'HEAD')
+      expect(head.status).toBe(200)
+      expect(head.headers.get('content-length')).toBe(String(MiB))
+    }
+    const part = await get(s.url, { range: 'bytes=0-999', 'if-range': etag })
+    expect(part.status).toBe(206)
+    expect(part.body.equals(s.data.subarray(0, 1000))).toBe(true)
+    expect(await remaining(s.code)).toBe(1)
+    // The rule: the whole file still fits in the open transfer (budget 1 MiB + 512 KiB slack,
+    // 1000 bytes sent), so it is free, and it completes the transfer ...
+    const full = await get(s.url, { range: 'bytes=1000-', 'if-range': '"not-this-one"' })
+    expect(full.status).toBe(200)
+    expect(full.body.equals(s.data)).toBe(true)
+    expect(await remaining(s.code)).toBe(1)
+    // ... so the next request opens a new transfer, which spends the second download.
+    expect((await get(s.url, { range: 'bytes=1000-', 'if-range': '"not-this-one"' })).status).toBe(200)
+    expect(await remaining(s.code)).toBe('used up')
+  })
+})
+
+describe('one transfer spends one download', () => {
+  it('when 4 parallel ranges (a download manager) fetch a file of a 1-download share, then the parts join byte-exact and the share is then used up and gone', async () => {
+    const s = await share(8 * MiB, 1)
+    const bounds = [0, 2 * MiB, 4 * MiB, 6 * MiB, 8 * MiB]
+    const parts = await Promise.all(
+      bounds.slice(0, 4).map((start, i) => get(s.url, { range: `bytes=${start}-${bounds[i + 1]! - 1}` })),
+    )
+    expect(parts.map((p) => p.status)).toEqual([206, 206, 206, 206])
+    expect(sha(Buffer.concat(parts.map((p) => p.body)))).toBe(sha(s.data))
+    expect(await remaining(s.code)).toBe('used up')
+    // Complete: nothing more for this receiver, and nothing for anyone else.
+    expect((await get(s.url, { range: 'bytes=0-0' })).status).toBe(404)
+    expect((await get(s.url, from('198.51.100.9'))).status).toBe(404)
+    const stored = path.join(h.config.BLOB_DIR, s.file.pathname)
+    for (let i = 0; i < 100 && existsSync(stored); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(existsSync(stored)).toBe(false)
+  })
+
+  it('when a receiver keeps asking without finishing, then it gets at most size + slack bytes for its one download (64 KiB file: slack 32 KiB)', async () => {
+    const size = 64 * 1024
+    const s = await share(size, 1)
+    // Never the last byte, so the transfer never completes; each range is reserved before sending.
+    expect((await get(s.url, { range: `bytes=0-${size - 2}` })).status).toBe(206)
+    expect((await get(s.url, { range: 'bytes=0-32767' })).status).toBe(206)
+    expect((await get(s.url, { range: 'bytes=0-0' })).status).toBe(206)
+    // size - 1 + 32768 + 1 = size + 32 KiB: the budget is spent.
+    expect((await get(s.url, { range: 'bytes=0-0' })).status).toBe(404)
+    // Another address was never in this transfer, and there is no download left for it.
+    expect((await get(s.url, from('198.51.100.10'))).status).toBe(404)
+  })
+
+  it('when one address asks for the whole file 10 times at once on a 2-download share, then exactly 2 bodies come', async () => {
+    const s = await share(4 * MiB, 2)
+    const all = await Promise.all(Array.from({ length: 10 }, () => get(s.url)))
+    expect(all.filter((r) => r.status === 200)).toHaveLength(2)
+    expect(all.filter((r) => r.status === 404)).toHaveLength(8)
+    for (const r of all.filter((x) => x.status === 200)) expect(sha(r.body)).toBe(sha(s.data))
+  })
+})
+
+const hasCurl = (() => {
+  try {
+    execFileSync('curl', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+if (!hasCurl) console.warn('curl is not installed: the curl -C - test is skipped')
+
+function curl(args: string[]): Promise<{ exit: number; status: string }> {
+  return new Promise((resolve) => {
+    execFile('curl', ['-sS', '-w', '%{http_code}', ...args], { timeout: 120_000 }, (error, stdout) =>
+      resolve({ exit: error ? Number((error as { code?: number }).code ?? -1) : 0, status: stdout }),
+    )
+  })
+}
+
+;(hasCurl ? describe : describe.skip)('curl -C - (the real binary)', () => {
+  it('when a download of a 1-download share is cut and resumed with curl -C -, then the file is byte-exact and one download was spent', async () => {
+    const s = await share(32 * MiB, 1)
+    const out = path.join(dir, 'movie.mp4')
+    // A slow link that breaks: curl gives up after 2 s at 4 MB/s, the socket cut mid-body.
+    const cut = await curl(['--limit-rate', '4M', '--max-time', '2', '-o', out, s.url])
+    expect(cut.exit).toBe(28)
+    const partial = statSync(out).size
+    expect(partial).toBeGreaterThan(0)
+    expect(partial).toBeLessThan(32 * MiB)
+    // The only download is spent: nobody else gets the file, and take says used up.
+    expect(await remaining(s.code)).toBe('used up')
+    expect(
+      (await curl(['-o', path.join(dir, 'other'), '-H', 'x-forwarded-for: 198.51.100.20', s.url])).status,
+    ).toBe('404')
+    // The receiver resumes where its file ends.
+    const resumed = await curl(['-C', '-', '-o', out, s.url])
+    expect(resumed).toEqual({ exit: 0, status: '206' })
+    expect(sha(readFileSync(out))).toBe(sha(s.data))
+    // Complete: the share has ended.
+    expect((await curl(['-o', path.join(dir, 'again'), s.url])).status).toBe('404')
+  }, 120_000)
+})

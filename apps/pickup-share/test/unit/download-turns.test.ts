@@ -1,0 +1,72 @@
+import { systemClock } from '@quartet/core/clock'
+import { ApiError, dependencyFailure } from '@quartet/core/errors'
+import type { DownloadGate } from '../../src/domain/download-gate.ts'
+import { DownloadTransfers } from '../../src/domain/downloads.ts'
+import type { TransferRepository } from '../../src/store/transfer-repository.ts'
+
+describe('requests of one receiver for one file, taking turns in this process', () => {
+  it('when the request ahead is stuck on a stalling database, then the ones behind answer 503 with Retry-After within about two seconds, not after it', async () => {
+    let release: () => void = () => {}
+    const stalled = new Promise<void>((resolve) => (release = resolve))
+    // The first lookup stalls (a frozen database); nothing is ever joined or opened here.
+    let calls = 0
+    const repo = {
+      join: async () => {
+        if (calls++ === 0) await stalled
+        throw new Error('Query read timeout')
+      },
+    } as unknown as TransferRepository
+    const transfers = new DownloadTransfers({
+      repo,
+      gate: {} as DownloadGate,
+      clock: systemClock,
+      rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+    })
+    const share = { id: 's1', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's1', path: 'a/f.bin', receiver: '198.51.100.20' }
+    const first = transfers.admit(share, key, 100, 100).catch((e: unknown) => e)
+    const started = performance.now()
+    const behind = await Promise.all(
+      Array.from({ length: 3 }, () => transfers.admit(share, key, 100, 100).catch((e: unknown) => e)),
+    )
+    const waited = performance.now() - started
+    release()
+    expect(waited).toBeLessThan(4000)
+    // Each is a 503: its own turn's wait ran out, or its turn came and the database failed it fast.
+    for (const err of behind)
+      expect(err instanceof ApiError ? err.code : dependencyFailure(err)).toMatch(/^(service_)?unavailable$/)
+    expect(behind[0]).toMatchObject({ code: 'service_unavailable', status: 503 })
+    expect(await first).toMatchObject({ message: 'Query read timeout' })
+  })
+
+  it('when an opening fails with the database and its own delete fails too, then the delete is retried until the database answers, so the receiver is not blocked', async () => {
+    let deletes = 0
+    const deleted: string[] = []
+    const repo = {
+      join: async () => null,
+      beginOpening: async () => 'opened',
+      delete: async (id: string) => {
+        if (++deletes <= 2) throw new Error('Connection terminated unexpectedly')
+        deleted.push(id)
+      },
+    } as unknown as TransferRepository
+    const gate = {
+      reserve: async () => {
+        throw new Error('Connection terminated unexpectedly')
+      },
+    } as unknown as DownloadGate
+    const transfers = new DownloadTransfers({
+      repo,
+      gate,
+      clock: systemClock,
+      rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+    })
+    const share = { id: 's2', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's2', path: 'a/g.bin', receiver: '198.51.100.21' }
+    await expect(transfers.admit(share, key, 100, 100)).rejects.toThrow('Connection terminated')
+    const deadline = Date.now() + 5_000
+    while (deleted.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(deletes).toBe(3)
+    expect(deleted).toHaveLength(1)
+  })
+})

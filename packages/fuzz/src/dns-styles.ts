@@ -1,0 +1,451 @@
+import fc from 'fast-check'
+import {
+  buildSchema,
+  type GraphQLField,
+  type GraphQLInputType,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  type GraphQLOutputType,
+  GraphQLScalarType,
+  type GraphQLSchema,
+} from 'graphql'
+import { type Auth, type Credentials, type FuzzCase, CREDENTIAL_HEADERS } from './cases.ts'
+import { type Draft, type Mutation, mutation, setHeader } from './draft.ts'
+import { headMutations, short } from './mutations.ts'
+import type { OperationSpec } from './openapi.ts'
+import { type Hints, type JsonSchema, validValue, wrongValue } from './schema.ts'
+import { anyJson, nastyString, safeEncode } from './strings.ts'
+
+const authModes: Auth[] = ['anonymous', 'credentials']
+const sourceAddress = fc
+  .tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 1, max: 254 }))
+  .map(([a, b]) => `127.0.${a}.${b}`)
+const prefix = fc.constantFrom('', '/api/v1')
+
+/** A JSON-RPC method and the schema of its named params (the operation's path, query and body fields). */
+export interface RpcMethod {
+  name: string
+  params: JsonSchema
+}
+
+/**
+ * dns-manager's JSON-RPC methods: the OpenAPI operations whose ids are methods of the
+ * operation registry (the REST-only aliases, such as `dns_records.update.patch`, are not).
+ */
+export function rpcMethods(operations: OperationSpec[], registryNames: ReadonlySet<string>): RpcMethod[] {
+  const out: RpcMethod[] = []
+  for (const op of operations) {
+    if (!registryNames.has(op.id)) continue
+    const properties: Record<string, JsonSchema> = { ...(op.body?.properties ?? {}) }
+    const required = [...(op.body?.required ?? [])]
+    for (const p of op.pathParams) {
+      properties[p.name] = p.schema.type === 'string' && /id$/.test(p.name) ? coerceId(p.schema) : p.schema
+      required.push(p.name)
+    }
+    for (const q of op.queryParams) {
+      properties[q.name] = q.schema
+      if (q.required) required.push(q.name)
+    }
+    out.push({ name: op.id, params: { type: 'object', properties, required } })
+  }
+  return out
+}
+
+/** Path ids are strings in a URL, numbers in JSON-RPC params: either may be sent. */
+const coerceId = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'integer', minimum: 1 }] })
+
+export function rpcCases(methods: RpcMethod[], creds: Credentials): fc.Arbitrary<FuzzCase> {
+  return fc.constantFrom(...authModes).chain((auth) => {
+    const hints = creds.hints(auth)
+    const call = fc.constantFrom(...methods).chain((m) =>
+      fc.record({
+        method: fc.constant(m.name),
+        params: validValue(m.params, hints),
+        id: fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.string({ maxLength: 8 })),
+        mutations: fc.array(callMutation(m), { maxLength: 2 }),
+      }),
+    )
+    const oneCall = call.map(({ method, params, id, mutations }) => {
+      let c: Record<string, unknown> = { jsonrpc: '2.0', method, params, id }
+      for (const m of mutations) c = m(c)
+      return { value: c as unknown, names: mutations.map(String) }
+    })
+    const bodyArb = fc.oneof(
+      { arbitrary: oneCall, weight: 6 },
+      {
+        arbitrary: fc.array(oneCall, { minLength: 1, maxLength: 25 }).map((calls) => ({
+          value: calls.map((c) => c.value) as unknown,
+          names: [`batch of ${calls.length}`, ...calls.flatMap((c) => c.names)],
+        })),
+        weight: 2,
+      },
+      {
+        arbitrary: fc
+          .constantFrom<unknown>(
+            [],
+            [1, 2, 3],
+            [[]],
+            [null],
+            {},
+            null,
+            'x',
+            1,
+            [{ jsonrpc: '2.0' }],
+            [[{ jsonrpc: '2.0', method: 'quota.get', id: 1 }]],
+          )
+          .map((v) => ({ value: v, names: ['odd body'] })),
+        weight: 1,
+      },
+    )
+    return fc
+      .record({
+        body: bodyArb,
+        prefix,
+        headers: creds.headers(
+          { id: 'rpc', method: 'POST', path: '/rpc', pathParams: [], queryParams: [], security: ['apiKey'] },
+          auth,
+        ),
+        head: fc.array(headMutations(CREDENTIAL_HEADERS['dns-manager']), { maxLength: 2 }),
+        from: sourceAddress,
+      })
+      .map(({ body, prefix: p, headers, head, from }) => {
+        let draft: Draft = {
+          method: 'POST',
+          path: `${p}/rpc`,
+          query: [],
+          headers: [...headers, ['Content-Type', 'application/json']],
+          body: { json: body.value },
+        }
+        for (const m of head) draft = m.apply(draft)
+        const names = body.names.map((n) => mutation(n, (d) => d))
+        return {
+          service: 'dns-manager' as const,
+          operation: 'POST /rpc',
+          auth,
+          mutations: [...names, ...head],
+          draft,
+          from,
+        }
+      })
+  })
+}
+
+type CallMutation = ((c: Record<string, unknown>) => Record<string, unknown>) & { toString(): string }
+const named = (name: string, f: (c: Record<string, unknown>) => Record<string, unknown>): CallMutation =>
+  Object.assign(f, { toString: () => name })
+
+function callMutation(m: RpcMethod): fc.Arbitrary<CallMutation> {
+  const fields = Object.entries(m.params.properties ?? {})
+  const field = fields.length ? fc.constantFrom(...fields) : fc.constant<[string, JsonSchema]>(['x', {}])
+  return fc.oneof(
+    field
+      .chain(([name, schema]) => fc.tuple(fc.constant(name), fc.oneof(wrongValue(schema), nastyString)))
+      .map(([name, v]) =>
+        named(`params.${name} = ${short(JSON.stringify(v))}`, (c) => ({
+          ...c,
+          params: { ...(c.params as object), [name]: v },
+        })),
+      ),
+    field.map(([name]) =>
+      named(`no params.${name}`, (c) => {
+        const params = { ...(c.params as Record<string, unknown>) }
+        delete params[name]
+        return { ...c, params }
+      }),
+    ),
+    fc
+      .constantFrom<unknown>([], [1, 'a'], 'params', 1, null, true)
+      .map((v) => named(`params = ${JSON.stringify(v)}`, (c) => ({ ...c, params: v }))),
+    fc
+      .constantFrom<unknown>(
+        'no.such',
+        '',
+        'rpc.discover',
+        '__proto__',
+        'constructor',
+        'toString',
+        'hasOwnProperty',
+        1,
+        null,
+        ['quota.get'],
+        'QUOTA.GET',
+        ' quota.get',
+      )
+      .map((v) => named(`method = ${JSON.stringify(v)}`, (c) => ({ ...c, method: v }))),
+    fc
+      .constantFrom<unknown>(
+        null,
+        1.5,
+        -1,
+        2 ** 60,
+        {},
+        [],
+        true,
+        'x'.repeat(5000),
+        '\u0000',
+        '\ud800',
+        Infinity,
+      )
+      .map((v) => named(`id = ${short(JSON.stringify(v))}`, (c) => ({ ...c, id: v }))),
+    fc.constant(
+      named('notification (no id)', (c) => {
+        const { id: _id, ...rest } = c
+        return rest
+      }),
+    ),
+    fc
+      .constantFrom<unknown>('1.0', 2, 2.0, null, undefined, '2.0 ')
+      .map((v) => named(`jsonrpc = ${JSON.stringify(v)}`, (c) => ({ ...c, jsonrpc: v }))),
+    fc
+      .tuple(fc.oneof(nastyString, fc.constant('__proto__')), anyJson)
+      .map(([k, v]) => named(`extra member ${short(k)}`, (c) => ({ ...c, [k]: v }))),
+  )
+}
+
+/** The schema dns-manager serves (from its exported SDL). */
+export function graphqlSchema(sdl: string): GraphQLSchema {
+  return buildSchema(sdl)
+}
+
+interface RootField {
+  kind: 'query' | 'mutation'
+  field: GraphQLField<unknown, unknown>
+}
+
+const unwrap = (t: GraphQLOutputType | GraphQLInputType): GraphQLOutputType | GraphQLInputType =>
+  t instanceof GraphQLNonNull || t instanceof GraphQLList ? unwrap(t.ofType) : t
+
+/** A selection of `type`'s fields, at most `depth` levels down. */
+function selection(type: GraphQLOutputType, depth: number): fc.Arbitrary<string> {
+  const named = unwrap(type)
+  if (!(named instanceof GraphQLObjectType)) return fc.constant('')
+  const fields = Object.values(named.getFields())
+  const scalars = fields.filter((f) => unwrap(f.type) instanceof GraphQLScalarType)
+  const objects = depth > 1 ? fields.filter((f) => unwrap(f.type) instanceof GraphQLObjectType) : []
+  const parts: fc.Arbitrary<string>[] = [
+    fc
+      .subarray(
+        scalars.map((f) => f.name),
+        { minLength: scalars.length ? 1 : 0 },
+      )
+      .map((s) => s.join(' ')),
+    ...objects.map((f) =>
+      fc.option(
+        selection(f.type, depth - 1).map((s) => `${f.name} ${s}`),
+        { nil: '' },
+      ),
+    ),
+  ]
+  return fc.tuple(...parts).map((p) => `{ ${p.filter(Boolean).join(' ') || '__typename'} }`)
+}
+
+/** A literal of the argument's type, from the hints most of the time. */
+function literal(type: GraphQLInputType, name: string, hints: Hints): fc.Arbitrary<string> {
+  const base = unwrap(type)
+  const scalar = base instanceof GraphQLScalarType ? base.name : 'String'
+  const schema: JsonSchema =
+    scalar === 'Int'
+      ? { type: 'integer', minimum: 1, maximum: 1000 }
+      : scalar === 'Boolean'
+        ? { type: 'boolean' }
+        : { type: 'string', maxLength: 30 }
+  return validValue(schema, hints, name).map((v) =>
+    scalar === 'Int' && typeof v === 'number'
+      ? String(v)
+      : scalar === 'Int'
+        ? String(Number(v) || 1)
+        : JSON.stringify(v),
+  )
+}
+
+export function graphqlCases(schema: GraphQLSchema, creds: Credentials): fc.Arbitrary<FuzzCase> {
+  const roots: RootField[] = [
+    ...Object.values(schema.getQueryType()?.getFields() ?? {}).map((field) => ({
+      kind: 'query' as const,
+      field,
+    })),
+    ...Object.values(schema.getMutationType()?.getFields() ?? {}).map((field) => ({
+      kind: 'mutation' as const,
+      field,
+    })),
+  ]
+  return fc.constantFrom(...authModes).chain((auth) => {
+    const hints = creds.hints(auth)
+    const document = fc.constantFrom(...roots).chain((root) =>
+      fc
+        .record({
+          args: fc.tuple(
+            ...root.field.args.map((a) =>
+              fc.option(
+                literal(a.type, a.name, hints).map((v) => `${a.name}: ${v}`),
+                {
+                  nil: '',
+                  freq: a.type instanceof GraphQLNonNull ? 20 : 2,
+                },
+              ),
+            ),
+          ),
+          sel: selection(root.field.type, 3),
+        })
+        .map(({ args, sel }) => {
+          const a = args.filter(Boolean).join(', ')
+          return {
+            kind: root.kind,
+            text: `${root.kind} { ${root.field.name}${a ? `(${a})` : ''} ${sel} }`,
+            field: root.field.name,
+          }
+        }),
+    )
+    return fc
+      .record({
+        doc: document,
+        docMutations: fc.array(documentMutation, { maxLength: 2 }),
+        variables: fc.option(
+          fc.oneof(fc.dictionary(fc.string({ maxLength: 5 }), anyJson, { maxKeys: 3 }), anyJson),
+          { freq: 4 },
+        ),
+        transport: fc.constantFrom('POST', 'POST', 'POST', 'GET'),
+        prefix,
+        headers: creds.headers(
+          {
+            id: 'graphql',
+            method: 'POST',
+            path: '/graphql',
+            pathParams: [],
+            queryParams: [],
+            security: ['apiKey'],
+          },
+          auth,
+        ),
+        head: fc.array(headMutations(CREDENTIAL_HEADERS['dns-manager']), { maxLength: 2 }),
+        from: sourceAddress,
+      })
+      .map(({ doc, docMutations, variables, transport, prefix: p, headers, head, from }) => {
+        let text = doc.text
+        for (const m of docMutations) text = m.edit(text)
+        const params: Record<string, unknown> = { query: text }
+        if (variables !== null) params.variables = variables
+        let draft: Draft =
+          transport === 'GET'
+            ? {
+                method: 'GET',
+                path: `${p}/graphql`,
+                query: Object.entries(params).map(([k, v]): [string, string] => [
+                  k,
+                  safeEncode(typeof v === 'string' ? v : JSON.stringify(v)),
+                ]),
+                headers: [...headers],
+              }
+            : {
+                method: 'POST',
+                path: `${p}/graphql`,
+                query: [],
+                headers: [...headers],
+                body: { json: params },
+              }
+        if (transport === 'POST') draft = setHeader(draft, 'Content-Type', 'application/json')
+        for (const m of head) draft = m.apply(draft)
+        const names: Mutation[] = [
+          mutation(`${transport} ${doc.field}`, (d) => d),
+          ...docMutations.map((m) => mutation(m.name, (d) => d)),
+          ...(variables !== null
+            ? [mutation(`variables ${short(JSON.stringify(variables))}`, (d) => d)]
+            : []),
+          ...head,
+        ]
+        return {
+          service: 'dns-manager' as const,
+          operation: `${transport} /graphql ${doc.field}`,
+          auth,
+          mutations: names,
+          draft,
+          from,
+        }
+      })
+  })
+}
+
+interface DocumentMutation {
+  name: string
+  edit(text: string): string
+}
+const edit = (name: string, f: (t: string) => string): DocumentMutation => ({ name, edit: f })
+
+/** Changes to a document's text: wrong literals, escapes that decode to NUL or a lone surrogate, size, shape. */
+const documentMutation: fc.Arbitrary<DocumentMutation> = fc.oneof(
+  fc
+    .constantFrom(
+      '"\\u0000"',
+      '"\\ud800"',
+      '"\\udc00x"',
+      '"a\\u0000b"',
+      '1.5',
+      '-1',
+      '2147483648',
+      'true',
+      'null',
+      '[1]',
+      '{a: 1}',
+      'ENUM',
+      '"é"',
+      `"${'x'.repeat(5000)}"`,
+      '$undeclared',
+    )
+    .map((v) =>
+      edit(`a literal → ${short(v)}`, (t) => t.replace(/:\s*("[^"]*"|-?\d+|true|false)/, `: ${v}`)),
+    ),
+  fc.constant(edit('unknown argument', (t) => t.replace(/\{ (\w+)/, '{ $1(nope: 1)'))),
+  fc.constant(edit('unknown field', (t) => t.replace(/\{ ([^{}]*) \}\s*\}$/, '{ $1 no_such_field } }'))),
+  fc.constant(edit('introspection', () => '{ __schema { types { name fields { name } } } }')),
+  fc.constant(edit('__type', () => '{ __type(name: "Query") { name } }')),
+  fc.constant(edit('__typename only', () => '{ __typename }')),
+  fc.integer({ min: 10, max: 400 }).map((n) =>
+    edit(`${n} aliases`, (t) => {
+      const m = /^(query|mutation) \{ (.*) \}$/s.exec(t)
+      if (!m) return t
+      return `${m[1]} { ${Array.from({ length: n }, (_, i) => `a${i}: ${m[2]}`).join(' ')} }`
+    }),
+  ),
+  fc
+    .integer({ min: 9, max: 5000 })
+    .map((n) => edit(`nesting ${n}`, () => `{ quota ${'{ quota '.repeat(n)}{ used }${' }'.repeat(n)} }`)),
+  fc
+    .integer({ min: 17, max: 4000 })
+    .map((n) =>
+      edit(
+        `brackets ${n}`,
+        () => `{ whois(domain: ${'['.repeat(n)}"x"${']'.repeat(n)}) { whois { domain } } }`,
+      ),
+    ),
+  fc.constant(
+    edit(
+      'cyclic fragments',
+      () => '{ ...A } fragment A on Query { ...B quota { balance_cents } } fragment B on Query { ...A }',
+    ),
+  ),
+  fc.constant(edit('fragment on a wrong type', () => '{ ...F } fragment F on Nope { x }')),
+  fc.constant(
+    edit(
+      'two operations',
+      (t) => `query A ${t.replace(/^(query|mutation)/, '')} query B { quota { balance_cents } }`,
+    ),
+  ),
+  fc.constant(edit('directive with a wrong argument', (t) => t.replace(/\{ (\w+)/, '{ $1 @skip(if: "yes")'))),
+  fc.constant(edit('unknown directive', (t) => t.replace(/\{ (\w+)/, '{ $1 @nope'))),
+  fc.constant(
+    edit(
+      'variables declared',
+      () =>
+        'query Q($id: Int!, $d: String) { subdomain(id: $id) { subdomain { id } } whois(domain: $d) { whois { domain } } }',
+    ),
+  ),
+  fc.constant(edit('subscription', () => 'subscription { quota { balance_cents } }')),
+  fc.nat().map((n) => edit(`truncated at ${n}`, (t) => t.slice(0, n % Math.max(t.length, 1)))),
+  fc.constant(edit('empty document', () => '')),
+  fc.constant(edit('a comment only', () => '# nothing')),
+  fc
+    .integer({ min: 2001, max: 20_000 })
+    .map((n) => edit(`${n} tokens`, () => `{ quota { ${'balance_cents '.repeat(n)} } }`)),
+  nastyString.map((s) => edit(`document ${short(s)}`, () => s)),
+)

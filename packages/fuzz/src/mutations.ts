@@ -1,0 +1,480 @@
+import fc from 'fast-check'
+import { type Draft, type Mutation, mutation, setHeader } from './draft.ts'
+import { type JsonSchema, wrongValue } from './schema.ts'
+import { anyJson, nastyString, nastyUrlPiece } from './strings.ts'
+
+/** Latin-1 text for a header value: bytes ≥ 0x80 go out raw, so a value can be invalid UTF-8. */
+const bytes = (...codes: number[]) => String.fromCharCode(...codes)
+
+/** Header values that are wrong in form, size or encoding, but still a valid HTTP message. */
+const oddHeaderValue: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '',
+    ' ',
+    'null',
+    'undefined',
+    '*',
+    ',,,',
+    ';;;',
+    '=',
+    bytes(0xff, 0xfe),
+    `caf${bytes(0xc3)}`,
+    bytes(0xed, 0xa0, 0x80),
+    'é',
+    '\t',
+    'a'.repeat(8000),
+    '../../../',
+  ),
+  fc.string({ unit: 'grapheme-ascii', maxLength: 60 }),
+)
+
+/** Content types a client gets wrong. */
+const contentTypes = fc.constantFrom(
+  undefined,
+  '',
+  'text/plain',
+  'text/html',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'multipart/form-data; boundary=x',
+  'application/octet-stream',
+  'application/json; charset=utf-16',
+  'application/json; charset=latin1',
+  'application/json; charset=nonsense',
+  'application/json; charset="utf-8"',
+  'application/json;;;',
+  'application/vnd.api+json',
+  'application/merge-patch+json',
+  'application/json, text/plain',
+  'APPLICATION/JSON',
+  '*/*',
+  'json',
+  `application/json; x=${bytes(0xff)}`,
+)
+
+/** Methods other than the operation's: the usual ones, WebDAV's, and tokens nobody defined. */
+const methods = fc.constantFrom(
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'MKCOL',
+  'LOCK',
+  'PURGE',
+  'SEARCH',
+  'QUERY',
+  'REPORT',
+  'LINK',
+)
+
+const hosts = fc.constantFrom<string | null>(
+  null,
+  '',
+  ' ',
+  'evil.example',
+  'evil.example:99999',
+  '127.0.0.1:0',
+  '[::1',
+  '[::1]:abc',
+  '::1',
+  'a..b',
+  '-',
+  '_',
+  '%00',
+  'localhost:3000, evil.example',
+  'a'.repeat(300),
+  'x.'.repeat(200),
+  `h${bytes(0xe9)}`,
+  bytes(0xff, 0xfe),
+  'ünïcode.example',
+  'user@host',
+  'host/path',
+  'host?query',
+  'host#frag',
+)
+
+const requestIds = fc.constantFrom(
+  '',
+  'a'.repeat(2000),
+  '../../x',
+  '<script>',
+  bytes(0xff),
+  '\t',
+  '0',
+  'req-1, req-2',
+)
+
+const forwardedFor = fc.constantFrom(
+  'garbage',
+  '1.2.3.4, garbage',
+  '999.999.999.999',
+  '::ffff:1.2.3.4',
+  '[::1]',
+  '2001:db8::1',
+  'unknown',
+  '',
+  ',',
+  '1.2.3.4:5678',
+  '1.2.3.4, '.repeat(500),
+  'fe80::1%eth0',
+)
+
+const ranges = fc.constantFrom(
+  'bytes=0-1',
+  'bytes=0-',
+  'bytes=-1',
+  'bytes=5-1',
+  'bytes=abc',
+  'bytes=',
+  'bytes=0-0,1-1,2-2,3-3,4-4,5-5,6-6,7-7,8-8,9-9,10-10',
+  'bytes=99999999999999999999-',
+  'items=0-1',
+  'bytes=0-1, bytes=2-3',
+  '',
+  'bytes=-0',
+)
+
+/** Mutations of the head of any request: methods, Host, headers of every kind, the target's shape. */
+export function headMutations(credentialHeaders: readonly string[]): fc.Arbitrary<Mutation> {
+  return fc.oneof(
+    methods.map((m) => mutation(`method ${m}`, (d) => ({ ...d, method: m }))),
+    hosts.map((h) => mutation(`Host ${JSON.stringify(h)}`, (d) => ({ ...d, host: h }))),
+    contentTypes.map((ct) =>
+      mutation(`Content-Type ${JSON.stringify(ct)}`, (d) => setHeader(d, 'Content-Type', ct)),
+    ),
+    fc
+      .tuple(
+        fc.constantFrom(
+          'Accept',
+          'Accept-Encoding',
+          'Accept-Language',
+          'Accept-Charset',
+          'If-None-Match',
+          'If-Modified-Since',
+          'If-Match',
+          'If-Range',
+          'Cache-Control',
+          'Origin',
+          'Referer',
+          'User-Agent',
+          'Cookie',
+          'Expect',
+          'Upgrade',
+          'TE',
+          'Content-Encoding',
+          'Content-Language',
+          'X-Requested-With',
+          'X-Forwarded-Proto',
+          'X-Forwarded-Host',
+          'Forwarded',
+          'Access-Control-Request-Method',
+          'Access-Control-Request-Headers',
+          ...credentialHeaders,
+        ),
+        oddHeaderValue,
+      )
+      .map(([name, value]) => mutation(`${name}: ${short(value)}`, (d) => setHeader(d, name, value))),
+    fc
+      .constantFrom(
+        ['Accept', 'text/html'],
+        ['Accept', 'application/xml'],
+        ['Accept', 'application/json;q=0'],
+        ['Accept-Encoding', 'gzip;q=bad, br;q=2, *'],
+        ['Accept-Encoding', 'zstd, compress, identity;q=0'],
+        ['If-None-Match', '*'],
+        ['If-None-Match', 'W/"x", "y"'],
+        ['If-Modified-Since', 'Tue, 01 Jan 3000 00:00:00 GMT'],
+        ['If-Modified-Since', 'yesterday'],
+        ['Expect', '100-continue'],
+        ['Content-Encoding', 'gzip'],
+        ['Content-Encoding', 'br'],
+        ['Origin', 'https://evil.example'],
+        ['Origin', 'null'],
+        ['Cookie', 'qps_session=; qps_session=x'],
+        ['Cookie', `qps_session=${'%'.repeat(20)}`],
+        ['Cookie', 'a=b; =c; ;;'],
+      )
+      .map(([n, v]) => mutation(`${n}: ${v}`, (d) => setHeader(d, n, v))),
+    ranges.map((r) => mutation(`Range: ${r}`, (d) => setHeader(d, 'Range', r))),
+    requestIds.map((v) => mutation(`X-Request-Id: ${short(v)}`, (d) => setHeader(d, 'X-Request-Id', v))),
+    forwardedFor.map((v) =>
+      mutation(`X-Forwarded-For: ${short(v)}`, (d) => setHeader(d, 'X-Forwarded-For', v)),
+    ),
+    fc
+      .constantFrom(...credentialHeaders)
+      .map((name) => mutation(`duplicate ${name}`, (d) => duplicateHeader(d, name))),
+    fc
+      .constantFrom(...credentialHeaders)
+      .map((name) => mutation(`no ${name}`, (d) => setHeader(d, name, undefined))),
+    fc.constant(mutation('body sent chunked', (d) => (d.body ? { ...d, chunked: true } : d))),
+    fc.integer({ min: 50, max: 120 }).map((n) =>
+      mutation(`${n} extra headers`, (d) => ({
+        ...d,
+        headers: [
+          ...d.headers,
+          ...Array.from({ length: n }, (_, i): [string, string] => [`X-Fuzz-${i}`, 'v']),
+        ],
+      })),
+    ),
+    targetShapes,
+  )
+}
+
+const targetShapes: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.constant(mutation('trailing slash', (d) => ({ ...d, path: `${d.path}/` }))),
+  fc.constant(mutation('double slashes', (d) => ({ ...d, path: d.path.replaceAll('/', '//') }))),
+  fc.constant(mutation('upper-case path', (d) => ({ ...d, path: d.path.toUpperCase() }))),
+  fc.constant(mutation('dot segments', (d) => ({ ...d, path: d.path.replace(/\/([^/]*)$/, '/./x/../$1') }))),
+  fc.constant(mutation('encoded slashes', (d) => ({ ...d, path: d.path.replace(/\/([^/]*)$/, '%2F$1') }))),
+  fc.constant(mutation('matrix parameter', (d) => ({ ...d, path: `${d.path};jsessionid=1` }))),
+  nastyUrlPiece.map((p) => mutation(`extra segment ${short(p)}`, (d) => ({ ...d, path: `${d.path}/${p}` }))),
+  fc.constant(mutation('absolute-form target', (d) => ({ ...d, target: `http://evil.example${d.path}` }))),
+  fc.constant(mutation('asterisk target', (d) => ({ ...d, target: '*' }))),
+  fc.constant(mutation('fragment in target', (d) => ({ ...d, path: `${d.path}#frag` }))),
+  fc.constant(mutation('empty query', (d) => ({ ...d, path: `${d.path}?` }))),
+)
+
+function duplicateHeader(d: Draft, name: string): Draft {
+  const found = d.headers.find(([n]) => n.toLowerCase() === name.toLowerCase())
+  return { ...d, headers: [...d.headers, [name, found ? `${found[1]}x` : 'x']] }
+}
+
+/** Query mutations: wrong values for known parameters, unknown ones, repeats, brackets, bad encodings. */
+export function queryMutations(
+  params: ReadonlyArray<{ name: string; schema: JsonSchema }>,
+): fc.Arbitrary<Mutation> {
+  const names = params.length ? fc.constantFrom(...params.map((p) => p.name)) : fc.constant('q')
+  return fc.oneof(
+    fc.tuple(names, nastyUrlPiece).map(([n, v]) => mutation(`?${n}=${short(v)}`, (d) => setQuery(d, n, v))),
+    fc
+      .tuple(names, fc.oneof(nastyUrlPiece, fc.constant('1')))
+      .map(([n, v]) => mutation(`?${n} twice`, (d) => ({ ...d, query: [...d.query, [n, v], [n, v]] }))),
+    fc
+      .tuple(names, fc.constantFrom('[a]', '[]', '[0]', '[__proto__]', '[constructor][prototype]', '.x'))
+      .map(([n, suffix]) =>
+        mutation(`?${n}${suffix}=1`, (d) => ({ ...d, query: [...d.query, [`${n}${suffix}`, '1']] })),
+      ),
+    names.map((n) =>
+      mutation(`?${n} without =`, (d) => ({ ...d, query: [...d.query.filter(([k]) => k !== n), [n, null]] })),
+    ),
+    names.map((n) => mutation(`no ?${n}`, (d) => ({ ...d, query: d.query.filter(([k]) => k !== n) }))),
+    fc
+      .tuple(nastyUrlPiece, nastyUrlPiece)
+      .map(([k, v]) =>
+        mutation(`?${short(k)}=${short(v)} (unknown)`, (d) => ({ ...d, query: [...d.query, [k, v]] })),
+      ),
+    fc.integer({ min: 200, max: 2000 }).map((n) =>
+      mutation(`${n} query parameters`, (d) => ({
+        ...d,
+        query: [...d.query, ...Array.from({ length: n }, (_, i): [string, string] => [`p${i}`, String(i)])],
+      })),
+    ),
+  )
+}
+
+function setQuery(d: Draft, name: string, value: string): Draft {
+  return { ...d, query: [...d.query.filter(([k]) => k !== name), [name, value]] }
+}
+
+/** Path parameter mutations: the value of one parameter replaced by something it must refuse. */
+export function pathMutations(
+  template: string,
+  params: ReadonlyArray<{ name: string }>,
+): fc.Arbitrary<Mutation> | undefined {
+  if (!params.length) return undefined
+  return fc
+    .tuple(
+      fc.constantFrom(...params.map((p) => p.name)),
+      fc.oneof(
+        nastyUrlPiece,
+        fc.constantFrom(
+          '0',
+          '-1',
+          '1.5',
+          '1e3',
+          '2147483648',
+          '9223372036854775808',
+          '99999999999999999999999',
+          ' 1',
+          '0x1',
+          '१२',
+        ),
+      ),
+    )
+    .map(([name, value]) =>
+      mutation(`{${name}} = ${short(value)}`, (d) => ({
+        ...d,
+        path: replaceParam(template, d.path, name, value),
+      })),
+    )
+}
+
+/** The concrete path with the segment that `{name}` filled replaced. */
+function replaceParam(template: string, path: string, name: string, value: string): string {
+  const t = template.split('/')
+  const p = path.split('/')
+  const at = t.indexOf(`{${name}}`)
+  if (at < 0 || p.length !== t.length) return path
+  p[at] = value
+  return p.join('/')
+}
+
+interface Field {
+  path: Array<string | number>
+  schema: JsonSchema
+  required: boolean
+}
+
+/** The body's fields down to two levels (the first item of an array standing for all). */
+export function fieldsOf(
+  schema: JsonSchema | undefined,
+  depth = 2,
+  at: Array<string | number> = [],
+): Field[] {
+  if (!schema || depth === 0) return []
+  const out: Field[] = []
+  const required = new Set(schema.required ?? [])
+  for (const [name, s] of Object.entries(schema.properties ?? {})) {
+    const path = [...at, name]
+    out.push({ path, schema: s, required: required.has(name) })
+    if (s.type === 'array' && s.items) {
+      out.push({ path: [...path, 0], schema: s.items, required: (s.minItems ?? 0) > 0 })
+      out.push(...fieldsOf(s.items, depth - 1, [...path, 0]))
+    } else if (s.properties) out.push(...fieldsOf(s, depth - 1, path))
+  }
+  return out
+}
+
+/** Body mutations: a field of the wrong type or a nasty value, a field missing, an extra one, the body replaced. */
+export function bodyMutations(schema: JsonSchema | undefined, bodyLimit: number): fc.Arbitrary<Mutation> {
+  const fields = fieldsOf(schema)
+  const whole = wholeBodyMutations(bodyLimit)
+  if (!fields.length) return whole
+  const field = fc.constantFrom(...fields)
+  return fc.oneof(
+    {
+      arbitrary: field
+        .chain((f) => fc.tuple(fc.constant(f), wrongValue(f.schema)))
+        .map(([f, v]) =>
+          mutation(`body.${f.path.join('.')} = ${short(JSON.stringify(v) ?? 'undefined')}`, (d) =>
+            editJson(d, f.path, v),
+          ),
+        ),
+      weight: 4,
+    },
+    {
+      arbitrary: fc
+        .tuple(field, nastyString)
+        .map(([f, v]) =>
+          mutation(`body.${f.path.join('.')} = ${short(JSON.stringify(v))}`, (d) => editJson(d, f.path, v)),
+        ),
+      weight: 3,
+    },
+    {
+      arbitrary: field.map((f) =>
+        mutation(`no body.${f.path.join('.')}`, (d) => editJson(d, f.path, REMOVE)),
+      ),
+      weight: 2,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.oneof(nastyString, fc.constantFrom('__proto__', 'constructor', 'x')), anyJson)
+        .map(([k, v]) => mutation(`extra body.${short(k)}`, (d) => editJson(d, [k], v))),
+      weight: 1,
+    },
+    { arbitrary: whole, weight: 3 },
+  )
+}
+
+const REMOVE = Symbol('remove')
+
+function editJson(d: Draft, path: Array<string | number>, value: unknown): Draft {
+  if (!d.body || !('json' in d.body)) return d
+  const root = structuredClone(d.body.json) as unknown
+  if (root === null || typeof root !== 'object') return d
+  let node = root as Record<string | number, unknown>
+  for (const key of path.slice(0, -1)) {
+    const next = node[key]
+    if (next === null || typeof next !== 'object') return d
+    node = next as Record<string | number, unknown>
+  }
+  const last = path[path.length - 1]!
+  if (value === REMOVE) delete node[last]
+  else if (last === '__proto__')
+    Object.defineProperty(node, last, { value, enumerable: true, configurable: true, writable: true })
+  else node[last] = value
+  return { ...d, body: { json: root } }
+}
+
+/** The whole body replaced: other JSON values, broken JSON, bytes that are not UTF-8, too many bytes. */
+function wholeBodyMutations(bodyLimit: number): fc.Arbitrary<Mutation> {
+  const raw = (note: string, make: (d: Draft) => Buffer) =>
+    mutation(`body: ${note}`, (d) => ({ ...d, body: { raw: make(d), note } }))
+  const current = (d: Draft) =>
+    d.body
+      ? 'raw' in d.body
+        ? d.body.raw
+        : Buffer.from(JSON.stringify(d.body.json) ?? '{}')
+      : Buffer.from('{}')
+  return fc.oneof(
+    anyJson.map((v) => mutation(`body = ${short(JSON.stringify(v))}`, (d) => ({ ...d, body: { json: v } }))),
+    fc.constant(mutation('no body', (d) => ({ ...(({ body: _b, ...rest }) => rest)(d) }))),
+    fc.constantFrom(
+      raw('empty', () => Buffer.alloc(0)),
+      raw('truncated', (d) => current(d).subarray(0, Math.max(1, current(d).length - 2))),
+      raw('trailing garbage', (d) => Buffer.concat([current(d), Buffer.from('}garbage')])),
+      raw('trailing comma', () => Buffer.from('{"a":1,}')),
+      raw('single quotes', () => Buffer.from("{'a':1}")),
+      raw('BOM first', (d) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), current(d)])),
+      raw('UTF-16LE', (d) => Buffer.from(current(d).toString('utf8'), 'utf16le')),
+      raw('bytes that are not UTF-8 in a string', (d) => notUtf8(current(d))),
+      raw('an escaped lone surrogate', () =>
+        Buffer.from('{"name":"\\ud800","password":"\\udc00x","code":"\\ud800"}'),
+      ),
+      raw('an escaped NUL', () => Buffer.from('{"name":"a\\u0000b","password":"\\u0000","query":"\\u0000"}')),
+      raw('NaN and Infinity', () => Buffer.from('{"a":NaN,"b":Infinity}')),
+      raw('duplicate keys', (d) =>
+        Buffer.from(current(d).toString().replace(/^\{/, '{"__proto__":{"x":1},"a":1,"a":2,')),
+      ),
+      raw('deep nesting (arrays)', () => Buffer.from(`${'['.repeat(50_000)}${']'.repeat(50_000)}`)),
+      raw('deep nesting (objects)', () => Buffer.from(`${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`)),
+      raw('a huge number', () => Buffer.from(`{"a":1${'0'.repeat(5000)}}`)),
+      raw('binary', () => Buffer.from([0x00, 0xff, 0x01, 0xfe, 0x7f, 0x80])),
+      raw('over the body limit', (d) => overLimit(current(d), bodyLimit)),
+      raw('many keys', () =>
+        Buffer.from(
+          JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]))),
+        ),
+      ),
+      raw('form-encoded', () => Buffer.from('a=1&b[c]=2&__proto__[x]=1')),
+    ),
+  )
+}
+
+function notUtf8(json: Buffer): Buffer {
+  const text = json.toString('latin1')
+  const at = text.indexOf('":"')
+  if (at < 0) return Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) // {"a":"\xff\xfe"}
+  return Buffer.concat([
+    json.subarray(0, at + 3),
+    Buffer.from([0xc3, 0x28, 0xed, 0xa0, 0x80]),
+    json.subarray(at + 3),
+  ])
+}
+
+/** A body of valid JSON just past the limit: the server must refuse it (413) without reading it all. */
+function overLimit(json: Buffer, limit: number): Buffer {
+  const pad = Math.max(limit + 1024 - json.length, 1024)
+  return Buffer.from(`{"pad":"${'a'.repeat(pad)}","rest":${json.toString('utf8') || 'null'}}`)
+}
+
+export function short(s: string | undefined, n = 60): string {
+  if (s === undefined) return 'undefined'
+  const shown = JSON.stringify(s).slice(1, -1)
+  return shown.length > n ? `${shown.slice(0, n)}…(${s.length})` : shown
+}

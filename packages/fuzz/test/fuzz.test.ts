@@ -1,0 +1,77 @@
+import path from 'node:path'
+import { SERVICE_NAMES } from '@quartet/faults/service-process'
+import { type FaultStack, startFaultStack } from '@quartet/faults/stack'
+import { type Fixtures, makeFixtures } from '../src/fixtures.ts'
+import { fuzz, parseStreams } from '../src/run.ts'
+
+/** The fixed seed CI runs; FUZZ_SEED picks another, FUZZ_RUNS a longer run (README). */
+const SEED = Number(process.env.FUZZ_SEED ?? 190007)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 5400)
+const STREAMS = parseStreams(process.env.FUZZ_STREAMS)
+const PATH = process.env.FUZZ_PATH || undefined
+const TIMEOUT_MS = Number(process.env.FUZZ_TIMEOUT_MS ?? 15_000)
+const SURVEY = process.env.FUZZ_SURVEY === '1'
+// The CI seed takes about 2.5 minutes; a longer run (FUZZ_RUNS) gets the time it needs.
+const TEST_TIMEOUT_MS = Math.max(900_000, RUNS * 200)
+const LOG_DIR = path.join(__dirname, '..', 'logs')
+
+// Limits that would turn most generated requests into 429s are raised: the suite is about
+// what reaches the handlers. The limits themselves have their own tests in each app.
+const ENV = {
+  'key-info': { KEY_RATE_LIMIT_PER_MINUTE: '1000000' },
+  'dns-manager': {
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    AUTH_FAILURES_PER_ADDRESS: '1000000',
+    AUTH_FAILURES_PER_KEY: '1000000',
+    MAX_API_KEYS: '100',
+  },
+  'pickup-share': { UPLOAD_PERMISSIONS_PER_ADDRESS: '1000000', UPLOAD_PERMISSIONS_GLOBAL: '1000000' },
+}
+
+let stack: FaultStack | undefined
+let fixtures: Fixtures
+
+beforeAll(async () => {
+  if (!Number.isInteger(SEED) || !Number.isInteger(RUNS) || RUNS < 1)
+    throw new Error('FUZZ_SEED and FUZZ_RUNS must be integers (FUZZ_RUNS ≥ 1)')
+  console.log(
+    `fuzz: seed ${SEED}, ${RUNS} runs, streams ${STREAMS.join(', ')}${PATH ? `, path ${PATH}` : ''}`,
+  )
+  const t0 = performance.now()
+  stack = await startFaultStack('fuzz', SERVICE_NAMES, {
+    env: ENV,
+    logDir: LOG_DIR,
+    sandboxPrefix: 'quartet-fuzz-',
+  })
+  console.log(`fuzz: stack up in ${Math.round(performance.now() - t0)} ms`)
+  const started = performance.now()
+  fixtures = await makeFixtures(stack)
+  console.log(`fuzz: setup ${Math.round(performance.now() - started)} ms`)
+}, 180_000)
+
+afterAll(async () => {
+  await stack?.close()
+})
+
+test(
+  'when mutated requests reach every operation of the four services, then none is a 5xx, an error outside the envelope, a reset or a crash',
+  async () => {
+    const results = await fuzz(stack!, fixtures, {
+      seed: SEED,
+      runs: RUNS,
+      streams: STREAMS,
+      ...(PATH ? { path: PATH } : {}),
+      timeoutMs: TIMEOUT_MS,
+      logDir: LOG_DIR,
+      survey: SURVEY,
+    })
+    const failures = results.flatMap((r) => (r.failure ? [r.failure] : []))
+    if (failures.length) throw new Error(`seed ${SEED}\n\n${failures.join('\n\n')}`)
+    for (const name of SERVICE_NAMES)
+      if (!stack!.services[name].running)
+        throw new Error(`${name} is no longer running\n${stack!.services[name].tail()}`)
+    const sent = results.reduce((n, r) => n + r.sent, 0)
+    if (!PATH) expect(sent).toBeGreaterThanOrEqual(results.reduce((n, r) => n + r.runs, 0))
+  },
+  TEST_TIMEOUT_MS,
+)
