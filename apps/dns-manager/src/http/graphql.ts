@@ -255,6 +255,11 @@ export function mountGraphQL(
             'send the GraphQL request as JSON (Content-Type: application/json)',
           )
       }
+      // Yoga makes its URL of express's `req.protocol` too, which a trusted proxy's
+      // X-Forwarded-Proto sets to any text (`J#~` was a 500); and of the Host (checked above, and
+      // absent only from HTTP/1.0).
+      Object.defineProperty(req, 'protocol', { value: req.protocol === 'https' ? 'https' : 'http' })
+      req.headers.host ??= 'localhost'
       const principal = await pipeline.authenticate(req.headers, req.ip)
       const params = requestParams(req)
       checkNesting(params.query, maxNesting)

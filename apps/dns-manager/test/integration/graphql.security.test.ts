@@ -69,6 +69,16 @@ describe('GraphQL hardening', () => {
     },
   )
 
+  it.each(['J#~', 'a b', 'https, http', ''])(
+    'when a trusted proxy says X-Forwarded-Proto: %j, then the document runs (it was a 500)',
+    async (proto) => {
+      const res = await post({ query: '{ quota { balance_cents } }' })
+        .set('X-Forwarded-Proto', proto)
+        .expect(200)
+      expect(res.body.data.quota.balance_cents).toEqual(expect.any(Number))
+    },
+  )
+
   it.each(['dns.localhost:8080', 'localhost:80', '[::1]:3003', '127.0.0.1'])(
     'when the Host header is %j, then the document runs',
     async (host) => {
