@@ -10,6 +10,7 @@ import type { TConfig } from './config.ts'
 import { createFailedSecretGuard } from './domain/failed-secrets.ts'
 import type { DnsProvider } from './domain/provider.ts'
 import { createDnsService, type DnsService, VERSION } from './domain/service.ts'
+import { dyndnsRouter } from './http/dyndns.ts'
 import { mountGraphQL } from './http/graphql.ts'
 import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
@@ -115,6 +116,13 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         app.use(`${prefix}/rest`, rest)
         app.use(`${prefix}/rpc`, rpcBodyErrors(), rpc)
       }
+      const nic = dyndnsRouter({
+        svc: service,
+        pipeline,
+        allowPrivateAddresses: config.ALLOW_PRIVATE_ADDRESSES,
+        audit: (entry) => repo.audit(entry),
+      })
+      for (const prefix of PREFIXES) app.use(prefix || '/', nic)
       mountGraphQL(app, operations, pipeline, {
         maxDepth: config.GRAPHQL_MAX_DEPTH,
         maxFields: config.GRAPHQL_MAX_FIELDS,

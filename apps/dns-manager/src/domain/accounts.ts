@@ -2,6 +2,7 @@ import { hashToken, ipAllowed, safeEqual } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
 import type { DomainDeps } from './deps.ts'
 import './errors.ts'
+import type { CredentialScope } from './ports.ts'
 
 /** Who is calling: the outcome of the authentication steps of the pipeline. */
 export interface Principal {
@@ -11,6 +12,10 @@ export interface Principal {
   ip: string | undefined
   /** The account as authentication read it, in this request. */
   account: { quotaTotal: number; balanceCents: number }
+  /** What the credential may do; the API takes `full` credentials only (see `scopes`). */
+  scope: CredentialScope
+  /** The subdomain a scoped credential acts on. */
+  scopeSubdomainId: number | null
 }
 
 type AccountDeps = Pick<DomainDeps, 'accounts' | 'guard' | 'clock'>
@@ -23,6 +28,8 @@ export async function authenticate(
   deps: AccountDeps,
   credentials: { key: string; secret: string } | null,
   ip: string | undefined,
+  /** The scopes this entry point serves: the API only `full`; /nic/update `full` and `dyndns`. */
+  scopes: readonly CredentialScope[] = ['full'],
 ): Promise<Principal> {
   const { accounts, guard } = deps
   if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
@@ -34,6 +41,11 @@ export async function authenticate(
   if (!safeEqual(hashToken(credentials.secret), expected) || !found)
     return guard.failed(attempt, found?.credential.id ?? null)
   await guard.succeeded(attempt, found.credential.id)
+  if (!scopes.includes(found.credential.scope))
+    throw new ApiError(
+      'auth_invalid_credentials',
+      `this key is an update-only credential (${found.credential.scope}); it works with /nic/update only`,
+    )
   if (!found.account.apiAccessEnabled)
     throw new ApiError('api_access_disabled', 'API access is disabled for this account')
   if (!ipAllowed(ip, found.account.ipAllowList))
@@ -51,6 +63,8 @@ export async function authenticate(
     apiKey: found.credential.publicKey,
     ip,
     account: { quotaTotal: found.account.quotaTotal, balanceCents: found.account.balanceCents },
+    scope: found.credential.scope,
+    scopeSubdomainId: found.credential.subdomainId,
   }
 }
 

@@ -6,6 +6,7 @@ import type { RecordRow, SubdomainRow } from './ports.ts'
 import {
   checkCnameRules,
   checkDelegationRules,
+  checkTargetRules,
   rdataOf,
   type RecordInput,
   type RecordType,
@@ -25,6 +26,7 @@ type WriteDeps = SyncDeps
 function planChecks(s: SubdomainRow, records: RecordRow[], values: RecordValues, selfId?: number) {
   const others = records.filter((r) => r.id !== selfId && r.state !== 'pending_delete')
   checkCnameRules(values, others)
+  checkTargetRules(values, others, s.fullDomain)
   checkDelegationRules([...others, values], values, s.fullDomain)
   const rdata = rdataOf(values)
   if (others.some((r) => r.name === values.name && r.type === values.type && rdataOf(asValues(r)) === rdata))

@@ -12,6 +12,12 @@ export interface AccountRow {
   apiAccessEnabled: boolean
   ipAllowList: string[]
 }
+/**
+ * What a credential may do: `full`, everything the account may (its API keys); `dyndns`, update
+ * the addresses of one subdomain through /nic/update and nothing else. (An `acme` scope, TXT
+ * under `_acme-challenge` of one subdomain, would be one more value: issue 14.)
+ */
+export type CredentialScope = 'full' | 'dyndns'
 export interface CredentialRow {
   id: string
   accountId: string
@@ -19,6 +25,9 @@ export interface CredentialRow {
   secretHash: string
   createdAt: Date
   lastUsedAt: Date | null
+  scope: CredentialScope
+  /** The one subdomain a scoped credential acts on; null for `full`. */
+  subdomainId: number | null
 }
 export interface ZoneRow {
   id: number
@@ -90,12 +99,23 @@ export interface AccountStore {
 
 export interface CredentialStore {
   listCredentials(accountId: string): Promise<CredentialRow[]>
-  /** Adds a credential unless the account already has `max`; exact under concurrency. */
+  /** Adds a full credential unless the account already has `max` of them; exact under concurrency. */
   addCredentialWithinLimit(
     accountId: string,
     credential: StoredCredential,
     max: number,
   ): Promise<CredentialRow | 'limit'>
+  /**
+   * Adds a credential scoped to one subdomain of the account, unless that subdomain already has
+   * `max` of them; null when the subdomain is not the account's.
+   */
+  addScopedCredential(
+    accountId: string,
+    scope: Exclude<CredentialScope, 'full'>,
+    subdomainId: number,
+    credential: StoredCredential,
+    max: number,
+  ): Promise<CredentialRow | 'limit' | null>
   deleteCredential(accountId: string, id: string): Promise<boolean>
   replaceCredentialSecret(accountId: string, id: string, secretHash: string): Promise<CredentialRow | null>
 }

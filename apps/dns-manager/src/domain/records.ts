@@ -1,6 +1,6 @@
 import { ApiError } from '@quartet/core/errors'
 import ipaddr from 'ipaddr.js'
-import { fqdnOf, normaliseHostname, normaliseRecordName } from './names.ts'
+import { fqdnOf, normaliseRecordName, normaliseTarget } from './names.ts'
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const
 export type RecordType = (typeof RECORD_TYPES)[number]
@@ -53,6 +53,11 @@ const DOCUMENTATION_V6 = [ipaddr.parseCIDR('2001:db8::/32'), ipaddr.parseCIDR('3
 
 export function validateAddress(type: 'A' | 'AAAA', raw: string, allowPrivate: boolean): string {
   const s = raw.trim()
+  if (s.includes('%'))
+    throw bad(
+      'content',
+      'must be an address without a zone index (%…): zone indexes mean nothing outside one host',
+    )
   const ok = type === 'A' ? ipaddr.IPv4.isValidFourPartDecimal(s) : ipaddr.IPv6.isValid(s) && s.includes(':')
   if (!ok) throw bad('content', `must be a valid ${type === 'A' ? 'IPv4' : 'IPv6'} address`)
   const addr = ipaddr.parse(s)
@@ -92,42 +97,79 @@ export function validateRecord(
     case 'AAAA':
       return { ...base, content: validateAddress(input.type, content, options.allowPrivateAddresses) }
     case 'CNAME': {
-      const target = normaliseHostname(content, 'content')
+      const target = normaliseTarget(content, 'content', 'domain')
       if (target === fqdnOf(name, fullDomain)) throw bad('content', 'a CNAME must not point to itself')
       return { ...base, content: target }
     }
     case 'NS':
-      return { ...base, content: normaliseHostname(content, 'content') }
-    case 'MX':
-      return {
-        ...base,
-        content: normaliseHostname(content, 'content'),
-        priority: intIn(input.priority, 'priority', 0, 65535),
+      return { ...base, content: normaliseTarget(content, 'content', 'host') }
+    case 'MX': {
+      const priority = intIn(input.priority, 'priority', 0, 65535)
+      // Null MX (RFC 7505): "0 ." says the domain accepts no mail.
+      if (content.trim() === '.') {
+        if (priority !== 0) throw bad('priority', 'a null MX (content ".") has priority 0 (RFC 7505)')
+        return { ...base, content: '.', priority }
       }
+      return { ...base, content: normaliseTarget(content, 'content', 'host'), priority }
+    }
     case 'SRV':
       return {
         ...base,
-        content: normaliseHostname(content, 'content'),
+        // "." : the service is decidedly not available here (RFC 2782).
+        content: content.trim() === '.' ? '.' : normaliseTarget(content, 'content', 'host'),
         priority: intIn(input.priority, 'priority', 0, 65535),
         weight: intIn(input.weight, 'weight', 0, 65535),
-        port: intIn(input.port, 'port', 1, 65535),
+        port: intIn(input.port, 'port', 0, 65535),
       }
     case 'CAA': {
-      const tag = input.tag ?? ''
+      const tag = (input.tag ?? '').trim().toLowerCase()
       if (!(CAA_TAGS as readonly string[]).includes(tag))
         throw bad('tag', `must be one of ${CAA_TAGS.join(', ')}`)
-      if (!content.trim() || content.length > 1024) throw bad('content', 'must be 1 to 1024 characters')
-      // eslint-disable-next-line no-control-regex
-      if (/[\x00-\x1f"\x7f]/.test(content)) throw bad('content', 'must not hold quotes or control characters')
-      return { ...base, content: content.trim(), flag: intIn(input.flag ?? 0, 'flag', 0, 255), tag }
+      const flag = input.flag ?? 0
+      if (flag !== 0 && flag !== 128)
+        throw bad('flag', 'must be 0, or 128 (issuer critical); the other bits are reserved (RFC 8659 §4.1)')
+      return { ...base, content: validateCaaValue(tag as (typeof CAA_TAGS)[number], content), flag, tag }
     }
     case 'TXT': {
-      if (content.length === 0) throw bad('content', 'must not be empty')
       if (Buffer.byteLength(content, 'utf8') > TXT_MAX_LENGTH)
         throw bad('content', `must be at most ${TXT_MAX_LENGTH} bytes`)
       return { ...base, content }
     }
   }
+}
+
+const CAA_LABEL = String.raw`[A-Za-z0-9](?:-*[A-Za-z0-9])*`
+const CAA_PARAM = String.raw`${CAA_LABEL}[ \t]*=[ \t]*[\x21-\x3a\x3c-\x7e]*`
+/** RFC 8659 §4.2: `[issuer-domain-name] [";" [parameter *(";" parameter)]]`, blanks allowed between. */
+const CAA_ISSUE = new RegExp(
+  String.raw`^[ \t]*(?:${CAA_LABEL}(?:\.${CAA_LABEL})*[ \t]*)?(?:;[ \t]*(?:${CAA_PARAM}(?:[ \t]*;[ \t]*${CAA_PARAM})*[ \t]*)?)?$`,
+)
+
+/**
+ * A CAA value (RFC 8659): `issue`/`issuewild` take an issuer domain name with optional
+ * `; key=value` parameters, or `;` alone (no CA may issue); `iodef` takes a `mailto:`, `http:`
+ * or `https:` URL.
+ */
+function validateCaaValue(tag: (typeof CAA_TAGS)[number], raw: string): string {
+  const value = raw.trim()
+  if (!value || value.length > 1024) throw bad('content', 'must be 1 to 1024 characters')
+  if (tag === 'iodef') {
+    let url: URL | null = null
+    try {
+      url = new URL(value)
+    } catch {
+      url = null
+    }
+    if (!url || !['mailto:', 'http:', 'https:'].includes(url.protocol))
+      throw bad('content', 'an iodef value is a mailto:, http: or https: URL (RFC 8659 §4.4)')
+    return value
+  }
+  if (!CAA_ISSUE.test(value))
+    throw bad(
+      'content',
+      `an ${tag} value is an issuer domain name, optionally followed by "; key=value" parameters, or ";" alone (RFC 8659 §4.2), e.g. "letsencrypt.org"`,
+    )
+  return value
 }
 
 /** A name with a CNAME may hold nothing else, and holds one CNAME at most (RFC 1034 §3.6.2). */
@@ -140,6 +182,44 @@ export function checkCnameRules(
     throw bad('type', `a CNAME cannot be added at ${candidate.name}: the name already has other records`)
   if (candidate.type !== 'CNAME' && sameName.some((r) => r.type === 'CNAME'))
     throw bad('type', `${candidate.name} has a CNAME, so it cannot hold other records`)
+}
+
+const POINTING = ['MX', 'NS', 'SRV']
+
+/**
+ * What records point to, against the subdomain's other records: a null MX stands alone at its
+ * name (RFC 7505 §3), and MX, NS and SRV never point to one of the subdomain's aliases (RFC 2181
+ * §10.3, RFC 2782), nor can a name they point to become one.
+ */
+export function checkTargetRules(
+  candidate: RecordValues,
+  others: ReadonlyArray<{ name: string; type: string; content: string }>,
+  fullDomain: string,
+): void {
+  if (candidate.type === 'MX') {
+    const mx = others.filter((r) => r.type === 'MX' && r.name === candidate.name)
+    if (candidate.content === '.' && mx.length)
+      throw bad('content', `a null MX must be the only MX at ${candidate.name} (RFC 7505 §3)`)
+    if (candidate.content !== '.' && mx.some((r) => r.content === '.'))
+      throw bad('content', `${candidate.name} has a null MX (it accepts no mail), so it takes no other MX`)
+  }
+  if (POINTING.includes(candidate.type)) {
+    const alias = others.find((r) => r.type === 'CNAME' && fqdnOf(r.name, fullDomain) === candidate.content)
+    if (alias)
+      throw bad(
+        'content',
+        `${candidate.content} is an alias (CNAME) here; ${candidate.type} records must point to a name with addresses (RFC 2181 §10.3)`,
+      )
+  }
+  if (candidate.type === 'CNAME') {
+    const self = fqdnOf(candidate.name, fullDomain)
+    const pointing = others.find((r) => POINTING.includes(r.type) && r.content === self)
+    if (pointing)
+      throw bad(
+        'name',
+        `the ${pointing.type} record at ${pointing.name} points to ${self}, so it cannot be an alias (RFC 2181 §10.3)`,
+      )
+  }
 }
 
 /**
@@ -213,7 +293,24 @@ export function splitTxt(value: string): string[] {
   return chunks.length ? chunks : ['']
 }
 
-const quote = (s: string) => `"${s.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+/**
+ * A character-string in presentation format (RFC 1035 §5.1): quoted, `"` and `\\` escaped, and
+ * control bytes written `\\DDD`, so that a newline or a tab never reaches a zone file raw and
+ * BIND and PowerDNS read back the same bytes (UTF-8 stays as it is: both take 8-bit bytes).
+ */
+function quote(s: string): string {
+  let out = '"'
+  for (const ch of s) {
+    const code = ch.codePointAt(0)!
+    if (ch === '"' || ch === '\\') out += `\\${ch}`
+    else if (code < 0x20 || code === 0x7f) out += `\\${String(code).padStart(3, '0')}`
+    else out += ch
+  }
+  return `${out}"`
+}
+
+/** A target with its trailing dot; the root (`.`, a null MX or SRV) as it is. */
+const dotted = (name: string) => (name === '.' ? '.' : `${name}.`)
 
 /** The record's RDATA in zone-file presentation format (what PowerDNS's API takes as `content`). */
 export function rdataOf(r: RecordValues): string {
@@ -225,9 +322,9 @@ export function rdataOf(r: RecordValues): string {
     case 'NS':
       return `${r.content}.`
     case 'MX':
-      return `${r.priority} ${r.content}.`
+      return `${r.priority} ${dotted(r.content)}`
     case 'SRV':
-      return `${r.priority} ${r.weight} ${r.port} ${r.content}.`
+      return `${r.priority} ${r.weight} ${r.port} ${dotted(r.content)}`
     case 'CAA':
       return `${r.flag} ${r.tag} ${quote(r.content)}`
     case 'TXT':
@@ -235,20 +332,55 @@ export function rdataOf(r: RecordValues): string {
   }
 }
 
-/** A BIND zone file for one subdomain (the database provider's export). */
+/**
+ * A BIND zone file for one subdomain, with the subdomain as the origin: SOA and NS synthesized
+ * from the settings, or, when the subdomain delegates itself (NS at `@`), its own NS records as
+ * the zone's. `named-checkzone <subdomain> <file>` loads it.
+ */
 export function bindZoneFile(
   fullDomain: string,
   records: readonly RecordValues[],
   options: { nameservers: readonly string[]; serial: number },
 ): string {
-  const ns = options.nameservers[0] ?? `ns1.${fullDomain}`
+  const ownNs = records.filter((r) => r.name === '@' && r.type === 'NS').map((r) => r.content)
+  const ns = ownNs[0] ?? options.nameservers[0] ?? `ns1.${fullDomain}`
   const lines = [
     `$ORIGIN ${fullDomain}.`,
     `$TTL ${TTL_DEFAULT}`,
     `@ ${TTL_DEFAULT} IN SOA ${ns}. hostmaster.${fullDomain}. ${options.serial} 3600 600 1209600 ${TTL_MIN}`,
+    ...(ownNs.length ? [] : options.nameservers.map((n) => `@ ${TTL_DEFAULT} IN NS ${n}.`)),
+  ]
+  for (const r of sortedRecords(records)) lines.push(`${r.name} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
+  return `${lines.join('\n')}\n`
+}
+
+/**
+ * A subdomain whose own name is a CNAME cannot be a zone: a CNAME never sits beside the SOA and
+ * NS every zone has at its apex (RFC 1034 §3.6.2; BIND refuses "CNAME and other data"). Such a
+ * subdomain is exported within its root zone instead: `$ORIGIN` is the root domain, SOA and NS are
+ * the root zone's, and names are relative to the root (`host`, `www.host`), which
+ * `named-checkzone <root domain> <file>` loads.
+ */
+export function bindZoneFileInRoot(
+  fullDomain: string,
+  rootdomain: string,
+  records: readonly RecordValues[],
+  options: { nameservers: readonly string[]; serial: number },
+): string {
+  const label = fullDomain.slice(0, -(rootdomain.length + 1))
+  const ns = options.nameservers[0] ?? `ns1.${rootdomain}`
+  const lines = [
+    `; ${fullDomain} is an alias (CNAME), so it is exported within its root zone ${rootdomain}`,
+    `$ORIGIN ${rootdomain}.`,
+    `$TTL ${TTL_DEFAULT}`,
+    `@ ${TTL_DEFAULT} IN SOA ${ns}. hostmaster.${rootdomain}. ${options.serial} 3600 600 1209600 ${TTL_MIN}`,
     ...options.nameservers.map((n) => `@ ${TTL_DEFAULT} IN NS ${n}.`),
   ]
-  const sorted = [...records].sort((a, b) => a.name.localeCompare(b.name) || a.type.localeCompare(b.type))
-  for (const r of sorted) lines.push(`${r.name} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
+  for (const r of sortedRecords(records))
+    lines.push(`${r.name === '@' ? label : `${r.name}.${label}`} ${r.ttl} IN ${r.type} ${rdataOf(r)}`)
   return `${lines.join('\n')}\n`
+}
+
+function sortedRecords(records: readonly RecordValues[]): RecordValues[] {
+  return [...records].sort((a, b) => a.name.localeCompare(b.name) || a.type.localeCompare(b.type))
 }

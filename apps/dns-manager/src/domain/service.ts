@@ -5,6 +5,7 @@ import * as credentials from './credentials.ts'
 import { randomUUID } from 'node:crypto'
 import type { DomainDeps, DomainSettings, DriftObserver } from './deps.ts'
 import * as dnsRecords from './dns-records.ts'
+import * as dyndns from './dyndns.ts'
 import type { FailedSecretGuard } from './failed-secrets.ts'
 import type { Stores } from './ports.ts'
 import type { DnsProvider } from './provider.ts'
@@ -64,6 +65,10 @@ export function createDnsService(deps: {
     settings: deps.settings,
     // accounts
     authenticate: bind(accounts.authenticate),
+    /** /nic/update takes the account's API keys and its update-only (dyndns) credentials. */
+    authenticateDyndns: (credentials: { key: string; secret: string } | null, ip: string | undefined) =>
+      accounts.authenticate(d, credentials, ip, ['full', 'dyndns']),
+    dyndnsUpdate: bind(dyndns.dyndnsUpdate),
     verify: bind(accounts.verifyCredentials),
     quota: bind(accounts.quota),
     // subdomains

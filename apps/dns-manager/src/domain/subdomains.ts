@@ -3,7 +3,7 @@ import type { Principal } from './accounts.ts'
 import { DAY_MS, type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
 import { MAX_NAME_LENGTH, normaliseLabel } from './names.ts'
 import type { RecordFields, SubdomainRow, ZoneRow } from './ports.ts'
-import { bindZoneFile } from './records.ts'
+import { bindZoneFile, bindZoneFileInRoot } from './records.ts'
 import { releaseSubdomain, type SyncDeps } from './sync.ts'
 import { addYears, afterId, asValues, cursorOf, iso, type Page, subdomainView } from './views.ts'
 
@@ -156,8 +156,14 @@ export async function exportZone(
     .filter((r): r is RecordFields => r !== null)
     .map(asValues)
   const serial = Math.floor(s.updatedAt.getTime() / 1000)
+  const options = { nameservers: deps.settings.nameservers, serial }
+  const apexAlias = records.some((r) => r.name === '@' && r.type === 'CNAME')
   return {
-    zone: bindZoneFile(s.fullDomain, records, { nameservers: deps.settings.nameservers, serial }),
+    zone: apexAlias
+      ? bindZoneFileInRoot(s.fullDomain, s.rootdomain, records, options)
+      : bindZoneFile(s.fullDomain, records, options),
+    /** The zone the file is of: the subdomain, or its root zone when the subdomain is a CNAME. */
+    origin: apexAlias ? s.rootdomain : s.fullDomain,
     generated_at: iso(deps.clock.now()),
   }
 }

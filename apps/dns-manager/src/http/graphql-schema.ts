@@ -15,7 +15,7 @@ type SubdomainResult { subdomain: Subdomain! }
 type RenewResult { subdomain: Subdomain! charged_cents: Int! balance_cents: Int! }
 type Deleted { deleted: Boolean! id: Int! }
 type DeletedKey { deleted: Boolean! id: String! }
-type ZoneFile { zone: String! generated_at: String! }
+type ZoneFile { zone: String! origin: String! generated_at: String! }
 type DnsRecord {
   id: Int! name: String! type: String! content: String! ttl: Int! priority: Int weight: Int port: Int
   flag: Int tag: String created_at: String! updated_at: String!
@@ -35,9 +35,13 @@ type Limits {
 type Health { database: String! }
 type SystemInfo { version: String! provider: String! zones: [ZoneOffer!]! limits: Limits! health: Health! }
 type SystemResult { system: SystemInfo! }
-type ApiKey { id: String! api_key: String! created_at: String! last_used_at: String current: Boolean! }
+type ApiKey {
+  id: String! api_key: String! scope: String! subdomain_id: Int created_at: String! last_used_at: String current: Boolean!
+}
 type ApiKeyList { keys: [ApiKey!]! }
-type NewApiKey { id: String! api_key: String! api_secret: String! created_at: String! }
+type NewApiKey {
+  id: String! api_key: String! api_secret: String! scope: String! subdomain_id: Int created_at: String!
+}
 type NewApiKeyResult { key: NewApiKey! }
 `
 

@@ -100,7 +100,7 @@ export function cloudflareProvider(options: {
 /** Presentation-format RDATA → Cloudflare's record body. */
 function toCloudflare(rrset: RRsetBody, rdata: string): Record<string, unknown> {
   const base = { type: rrset.type, name: rrset.name, ttl: rrset.ttl, proxied: false }
-  const undot = (s: string) => s.replace(/\.$/, '')
+  const undot = (s: string) => (s === '.' ? '.' : s.replace(/\.$/, ''))
   const parts = rdata.split(' ')
   switch (rrset.type) {
     case 'MX':
@@ -129,6 +129,7 @@ function toCloudflare(rrset: RRsetBody, rdata: string): Record<string, unknown> 
 
 /** Cloudflare's record → presentation-format RDATA, the inverse of toCloudflare. */
 function fromCloudflare(r: CfRecord): string {
+  // The root (a null MX) is "." already.
   const dot = (s: string) => (s.endsWith('.') ? s : `${s}.`)
   const d = r.data ?? {}
   switch (r.type) {

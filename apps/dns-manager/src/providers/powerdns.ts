@@ -30,16 +30,49 @@ export function powerDnsProvider(options: {
   const headers = { 'X-API-Key': options.apiKey, 'Content-Type': 'application/json' }
   return {
     kind: 'powerdns',
+    /**
+     * Creates the zone with its own SOA (MNAME the first nameserver, RNAME hostmaster.<zone>) and
+     * NS from NAMESERVERS; PowerDNS would otherwise serve a.misconfigured.dns.server.invalid. as
+     * MNAME. A zone that exists with that placeholder SOA gets the proper one.
+     */
     async ensureZone(zone: string, nameservers: readonly string[]) {
-      const found = await upstreamFetch(`${zonesUrl}/${encodeURIComponent(dot(zone))}`, {
-        headers,
-        timeoutMs: options.timeoutMs,
-      })
-      if (found.status === 200) return 'exists'
+      const soa = {
+        name: dot(zone),
+        type: 'SOA',
+        ttl: 3600,
+        records: [
+          {
+            content: `${dot(nameservers[0] ?? `ns1.${zone}`)} hostmaster.${dot(zone)} 1 10800 3600 604800 3600`,
+            disabled: false,
+          },
+        ],
+      }
+      const zoneUrl = `${zonesUrl}/${encodeURIComponent(dot(zone))}`
+      const found = await upstreamFetch(zoneUrl, { headers, timeoutMs: options.timeoutMs })
+      if (found.status === 200) {
+        const current = (found.body as PdnsZone).rrsets?.find((r) => r.type === 'SOA')
+        if (current?.records[0]?.content.startsWith('a.misconfigured.dns.server.invalid.')) {
+          const fixed = await upstreamFetch(zoneUrl, {
+            method: 'PATCH',
+            headers,
+            body: JSON.stringify({ rrsets: [{ ...soa, changetype: 'REPLACE' }] }),
+            timeoutMs: options.timeoutMs,
+          })
+          if (fixed.status !== 204)
+            throw new ProviderError(`PowerDNS refused the SOA of ${zone}: HTTP ${fixed.status}`)
+        }
+        return 'exists'
+      }
       const created = await upstreamFetch(zonesUrl, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ name: dot(zone), kind: 'Native', nameservers: nameservers.map(dot) }),
+        body: JSON.stringify({
+          name: dot(zone),
+          kind: 'Native',
+          soa_edit_api: 'DEFAULT',
+          nameservers: nameservers.map(dot),
+          rrsets: [soa],
+        }),
         timeoutMs: options.timeoutMs,
       })
       if (created.status !== 201)

@@ -11,7 +11,8 @@ export function createAccountRepository(db: Db, schema: string): AccountStore {
         Array<Omit<CredentialRow, 'accountId'> & { account_id: string } & Omit<AccountRow, 'id'>>
       >(
         `SELECT c.id, c.account_id, c.public_key AS "publicKey", c.secret_hash AS "secretHash",
-                c.created_at AS "createdAt", c.last_used_at AS "lastUsedAt", a.email,
+                c.created_at AS "createdAt", c.last_used_at AS "lastUsedAt", c.scope,
+                c.subdomain_id AS "subdomainId", a.email,
                 a.balance_cents AS "balanceCents", a.quota_total AS "quotaTotal",
                 a.api_access_enabled AS "apiAccessEnabled", a.ip_allow_list AS "ipAllowList"
            FROM ${quoteIdent(schema)}."api_credential" c
@@ -29,6 +30,8 @@ export function createAccountRepository(db: Db, schema: string): AccountStore {
           secretHash: r.secretHash,
           createdAt: r.createdAt,
           lastUsedAt: r.lastUsedAt,
+          scope: r.scope,
+          subdomainId: r.subdomainId,
         },
         account: {
           id: r.account_id,

@@ -1,17 +1,36 @@
-import type { CredentialRow, CredentialStore } from '../domain/ports.ts'
+import type { CredentialRow, CredentialScope, CredentialStore } from '../domain/ports.ts'
 import type { Db } from './db.ts'
-import { Abort, inTransaction, lockAccount } from './transactions.ts'
+import { Abort, inTransaction, lockAccount, lockSubdomain } from './transactions.ts'
+
+const toCredential = (row: Omit<CredentialRow, 'scope'> & { scope: string }): CredentialRow => ({
+  ...row,
+  scope: row.scope as CredentialScope,
+})
 
 export function createCredentialRepository(db: Db, schema: string): CredentialStore {
   return {
-    listCredentials: (accountId) =>
-      db.apiCredential.findMany({ where: { accountId }, orderBy: { createdAt: 'asc' } }),
+    listCredentials: async (accountId) =>
+      (await db.apiCredential.findMany({ where: { accountId }, orderBy: { createdAt: 'asc' } })).map(
+        toCredential,
+      ),
     /** The account row lock makes the limit exact. */
     async addCredentialWithinLimit(accountId, credential, max) {
       const r = await inTransaction<CredentialRow, 'limit'>(db, async (tx) => {
         await lockAccount(tx, schema, accountId)
-        if ((await tx.apiCredential.count({ where: { accountId } })) >= max) throw new Abort('limit')
-        return tx.apiCredential.create({ data: { accountId, ...credential } })
+        if ((await tx.apiCredential.count({ where: { accountId, scope: 'full' } })) >= max)
+          throw new Abort('limit')
+        return toCredential(await tx.apiCredential.create({ data: { accountId, ...credential } }))
+      })
+      return r.value
+    },
+    /** The subdomain's row lock makes the limit exact. */
+    async addScopedCredential(accountId, scope, subdomainId, credential, max) {
+      const r = await inTransaction<CredentialRow | null, 'limit'>(db, async (tx) => {
+        if (!(await lockSubdomain(tx, schema, accountId, subdomainId))) return null
+        if ((await tx.apiCredential.count({ where: { subdomainId } })) >= max) throw new Abort('limit')
+        return toCredential(
+          await tx.apiCredential.create({ data: { accountId, scope, subdomainId, ...credential } }),
+        )
       })
       return r.value
     },
@@ -20,7 +39,8 @@ export function createCredentialRepository(db: Db, schema: string): CredentialSt
     },
     async replaceCredentialSecret(accountId, id, secretHash) {
       const n = await db.apiCredential.updateMany({ where: { accountId, id }, data: { secretHash } })
-      return n.count ? db.apiCredential.findUnique({ where: { id } }) : null
+      const row = n.count ? await db.apiCredential.findUnique({ where: { id } }) : null
+      return row && toCredential(row)
     },
   }
 }

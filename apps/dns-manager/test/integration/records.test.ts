@@ -83,8 +83,8 @@ describe('DNS records on the database provider', () => {
       'content',
     ],
     [
-      'an SRV port of 0',
-      { type: 'SRV', name: '_x._tcp', content: 'x.example.com', priority: 1, weight: 1, port: 0 },
+      'an SRV port above 65535',
+      { type: 'SRV', name: '_x._tcp', content: 'x.example.com', priority: 1, weight: 1, port: 65536 },
       'port',
     ],
     [

@@ -1,9 +1,16 @@
 import { z } from 'zod'
 import { createdId, defineOperation } from '../operation.ts'
 import { ZNoInput } from './account.ts'
+import { zId } from './inputs.ts'
 
 export const ZKeyId = z.strictObject({ id: z.uuid('must be an API key id') })
 export type TKeyId = z.infer<typeof ZKeyId>
+/** No input: a full API key; `scope: "dyndns"` with a subdomain: an update-only credential for /nic/update. */
+export const ZCreateKey = z.strictObject({
+  scope: z.enum(['full', 'dyndns']).optional(),
+  subdomain_id: zId.optional(),
+})
+export type TCreateKey = z.infer<typeof ZCreateKey>
 
 export const keyOperations = [
   defineOperation({
@@ -17,13 +24,19 @@ export const keyOperations = [
   }),
   defineOperation({
     name: 'keys.create',
-    summary: 'A new API key; its secret is shown once',
-    input: ZNoInput,
+    summary:
+      'A new API key, or with scope "dyndns" and a subdomain_id an update-only credential for /nic/update; its secret is shown once',
+    input: ZCreateKey,
     write: true,
     rest: { method: 'post', path: '/keys', status: 201 },
-    graphql: { kind: 'mutation', field: 'createApiKey', args: '', type: 'NewApiKeyResult!' },
+    graphql: {
+      kind: 'mutation',
+      field: 'createApiKey',
+      args: '(scope: String, subdomain_id: Int)',
+      type: 'NewApiKeyResult!',
+    },
     target: (_i, o) => `key:${createdId(o, 'key')}`,
-    handler: ({ svc, principal }) => svc.createKey(principal),
+    handler: ({ svc, principal }, input) => svc.createKey(principal, input),
   }),
   defineOperation({
     name: 'keys.delete',
