@@ -21,6 +21,7 @@ import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
+import { cachedCredentialLookup, createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
 import { driftMetrics } from './http/drift-metrics.ts'
 
 export interface AppDeps {
@@ -31,6 +32,12 @@ export interface AppDeps {
   /** Defaults to the one DNS_PROVIDER names. */
   provider?: DnsProvider
   clock?: Clock
+  /**
+   * Cache credentials and accounts per process (PRINCIPAL_CACHE_MAX_AGE_MS). Only sound when
+   * every process that writes them shares this kv: main.ts turns it on with Redis, not with the
+   * in-process memory kv, which a CLI run cannot reach. Writes replace version tokens either way.
+   */
+  cachePrincipals?: boolean
   /** Called when an upstream call's outcome is unknown and RRsets were marked for repair (main.ts runs the repair job soon). */
   onUnknownOutcome?: () => void
 }
@@ -45,11 +52,27 @@ const PREFIXES = ['', '/api/v1']
 /** The app and its domain service (main.ts runs the sweeper and reconcile jobs on the latter). */
 export function buildDnsManager(deps: AppDeps): DnsManager {
   const { config } = deps
-  const repo = createRepository(deps.db, config.DATABASE_SCHEMA)
+  const clock = deps.clock ?? systemClock
+  const versions = createPrincipalVersions(deps.kv)
+  const repo = versionedStores(createRepository(deps.db, config.DATABASE_SCHEMA), versions, (err, accounts) =>
+    deps.logger.warn(
+      { err, accounts },
+      'committed account change not announced in kv: cached principals may lag for up to PRINCIPAL_CACHE_MAX_AGE_MS',
+    ),
+  )
+  const cacheMaxAgeMs = deps.cachePrincipals ? config.PRINCIPAL_CACHE_MAX_AGE_MS : 0
   const drift = driftMetrics(deps.onUnknownOutcome)
   const service = createDnsService({
     drift: drift.observer,
     repo,
+    ...(cacheMaxAgeMs > 0
+      ? {
+          lookup: cachedCredentialLookup(repo, versions, {
+            maxAgeMs: cacheMaxAgeMs,
+            now: () => clock.now().getTime(),
+          }),
+        }
+      : {}),
     guard: createFailedSecretGuard(deps.kv, {
       windowSec: config.AUTH_FAILURE_WINDOW_SEC,
       perAddress: config.AUTH_FAILURES_PER_ADDRESS,
@@ -57,7 +80,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX,
     }),
     provider: serializePerZone(deps.provider ?? createProvider(config), config.PROVIDER_TIMEOUT_MS),
-    clock: deps.clock ?? systemClock,
+    clock,
     logger: deps.logger,
     settings: {
       apiKeyPrefix: config.API_KEY_PREFIX,
