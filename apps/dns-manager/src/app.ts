@@ -15,7 +15,7 @@ import { mountGraphQL } from './http/graphql.ts'
 import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
-import { restRouter } from './http/rest.ts'
+import { restHotRoutes, restRouter } from './http/rest.ts'
 import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
@@ -113,6 +113,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       trustProxy: config.TRUST_PROXY,
       bodyLimit: config.BODY_LIMIT,
       metricsToken: config.METRICS_TOKEN,
+      hotRoutes: restHotRoutes(operations, pipeline, PREFIXES),
       readiness: {
         database: () => deps.db.$queryRaw`SELECT 1`,
         // Without Redis the service still serves (limits count per process): reported only.
