@@ -16,6 +16,8 @@ import { addZone, createAccount, type TestAccount, testConfig, unique, useDeps }
  */
 const deps = useDeps()
 const run = promisify(execFile)
+// Several tests run the operator CLI (through tsx), which takes seconds on a busy machine.
+jest.setTimeout(90_000)
 const appDir = path.join(__dirname, '../..')
 const tsx = path.join(appDir, '../../node_modules/.bin/tsx')
 
