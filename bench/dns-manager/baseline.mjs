@@ -85,7 +85,10 @@ async function subdomains(p) {
 }
 
 async function records(p, id) {
-  const own = await pool.query(`SELECT id FROM ${q('subdomain')} WHERE id = $1 AND account_id = $2`, [id, p.id])
+  const own = await pool.query(`SELECT id FROM ${q('subdomain')} WHERE id = $1 AND account_id = $2`, [
+    id,
+    p.id,
+  ])
   if (!own.rows[0]) return null
   const rows = (
     await pool.query(`SELECT * FROM ${q('dns_record')} WHERE subdomain_id = $1 AND id > 0 ORDER BY id`, [id])
@@ -128,7 +131,8 @@ createServer(async (req, res) => {
       return send(res, 200, { success: true, quota: await quota(p), balance_cents: p.balance_cents })
     if (req.method === 'POST' && url === '/auth/verify')
       return send(res, 200, { success: true, account: { api_key: p.key, quota: await quota(p) } })
-    if (req.method === 'GET' && url === '/subdomains') return send(res, 200, { success: true, ...(await subdomains(p)) })
+    if (req.method === 'GET' && url === '/subdomains')
+      return send(res, 200, { success: true, ...(await subdomains(p)) })
     const m = /^\/subdomains\/(\d+)\/records$/.exec(url)
     if (req.method === 'GET' && m) {
       const page = await records(p, Number(m[1]))
@@ -145,7 +149,9 @@ createServer(async (req, res) => {
     if (req.method === 'POST' && url === '/graphql') {
       JSON.parse(body)
       const [qt, subs] = [await quota(p), await subdomains(p)]
-      return send(res, 200, { data: { quota: { quota: qt, balance_cents: p.balance_cents }, subdomains: subs } })
+      return send(res, 200, {
+        data: { quota: { quota: qt, balance_cents: p.balance_cents }, subdomains: subs },
+      })
     }
     send(res, 404, { success: false })
   } catch {

@@ -78,7 +78,10 @@ function cpuMicros(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10_000
 }
-const load = () => loadavg().map((n) => n.toFixed(2)).join(' / ')
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ')
 
 /** One autocannon run with the CPU the serving process spent per request. */
 async function measure(target, pid, seconds) {
@@ -97,10 +100,14 @@ async function measure(target, pid, seconds) {
 
 async function main() {
   console.error(`load average at start: ${load()}`)
-  const app = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(appDir, 'dist/main.js')], {
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
+  const app = spawn(
+    process.execPath,
+    [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(appDir, 'dist/main.js')],
+    {
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  )
   children.push(app)
   await waitFor(`http://127.0.0.1:${appPort}/readyz`)
 
@@ -119,12 +126,17 @@ async function main() {
     'content-type': 'application/json',
   }
   const post = async (url, body, status = 201) => {
-    const res = await fetch(`http://127.0.0.1:${appPort}${url}`, { method: 'POST', headers, body: JSON.stringify(body) })
+    const res = await fetch(`http://127.0.0.1:${appPort}${url}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    })
     if (res.status !== status) throw new Error(`seeding ${url} failed: ${res.status} ${await res.text()}`)
     return res.json()
   }
   const ids = []
-  for (let i = 0; i < 50; i++) ids.push((await post('/rest/subdomains', { subdomain: `s${i}`, rootdomain: zone })).subdomain.id)
+  for (let i = 0; i < 50; i++)
+    ids.push((await post('/rest/subdomains', { subdomain: `s${i}`, rootdomain: zone })).subdomain.id)
   const home = ids[0]
   for (let i = 0; i < 10; i++)
     await post(`/rest/subdomains/${home}/records`, { type: 'A', name: `h${i}`, content: `8.8.4.${i + 1}` })
@@ -134,12 +146,14 @@ async function main() {
   await new Promise((resolve) => baseline.once('message', resolve))
 
   const rpcBatch = JSON.stringify(
-    Array.from({ length: 10 }, (_, i) =>
-      [
-        { jsonrpc: '2.0', id: i, method: 'quota.get' },
-        { jsonrpc: '2.0', id: i, method: 'subdomains.list', params: {} },
-        { jsonrpc: '2.0', id: i, method: 'dns_records.list', params: { subdomain_id: home } },
-      ][i % 3],
+    Array.from(
+      { length: 10 },
+      (_, i) =>
+        [
+          { jsonrpc: '2.0', id: i, method: 'quota.get' },
+          { jsonrpc: '2.0', id: i, method: 'subdomains.list', params: {} },
+          { jsonrpc: '2.0', id: i, method: 'dns_records.list', params: { subdomain_id: home } },
+        ][i % 3],
     ),
   )
   const graphql = JSON.stringify({
@@ -150,7 +164,12 @@ async function main() {
   const base = (p) => `http://127.0.0.1:${baselinePort}${p}`
   // name → [label, service request, baseline request, check of the service's answer]
   const pairs = {
-    rest_quota: ['`GET /rest/quota`', { url: svc('/rest/quota') }, { url: base('/quota') }, (b) => b.quota.used === 50],
+    rest_quota: [
+      '`GET /rest/quota`',
+      { url: svc('/rest/quota') },
+      { url: base('/quota') },
+      (b) => b.quota.used === 50,
+    ],
     rest_verify: [
       '`POST /rest/auth/verify`',
       { url: svc('/rest/auth/verify'), method: 'POST' },
@@ -171,8 +190,16 @@ async function main() {
     ],
     rpc_quota: [
       'JSON-RPC `quota.get`',
-      { url: svc('/rpc'), method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }) },
-      { url: base('/rpc'), method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }) },
+      {
+        url: svc('/rpc'),
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
+      },
+      {
+        url: base('/rpc'),
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
+      },
       (b) => b.result.quota.used === 50,
     ],
     rpc_batch: [
@@ -195,7 +222,8 @@ async function main() {
   for (const [name, [, service, , check]] of chosen) {
     const res = await fetch(service.url, { method: service.method ?? 'GET', headers, body: service.body })
     const body = await res.json()
-    if (res.status !== 200 || !check(body)) throw new Error(`${name} answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
+    if (res.status !== 200 || !check(body))
+      throw new Error(`${name} answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
   }
 
   for (const [, [, service, baselineReq]] of chosen) {
