@@ -185,7 +185,8 @@ export function openApiDocument(): Record<string, unknown> {
           400: { description: 'bad_request', schema: ZErrorEnvelope },
           401: { description: 'auth_invalid_credentials', schema: ZErrorEnvelope },
           403: {
-            description: 'auth_ip_not_allowed, api_access_disabled, credential_scope_forbidden (an ACME-only key outside its scope)',
+            description:
+              'auth_ip_not_allowed, api_access_disabled, credential_scope_forbidden (an ACME-only key outside its scope)',
             schema: ZErrorEnvelope,
           },
           429: {
@@ -206,7 +207,11 @@ export function openApiDocument(): Record<string, unknown> {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-API-Secret' },
         bearer: { type: 'http', scheme: 'bearer', description: 'KEY:SECRET' },
-        basic: { type: 'http', scheme: 'basic', description: 'KEY as user name, SECRET as password (ACME clients)' },
+        basic: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'KEY as user name, SECRET as password (ACME clients)',
+        },
       },
     },
     docs,

@@ -106,9 +106,7 @@ async function locate(
   p: Principal,
   fqdn: string,
 ): Promise<{ s: SubdomainRow; name: string }> {
-  const zones = (await deps.zones.listZones())
-    .map((z) => z.name)
-    .sort((a, b) => b.length - a.length)
+  const zones = (await deps.zones.listZones()).map((z) => z.name).sort((a, b) => b.length - a.length)
   const zone = zones.find((z) => ownerLabelOf(z, fqdn) !== null)
   const label = zone && ownerLabelOf(zone, fqdn)
   const s = label ? await deps.subdomains.findSubdomainByName(`${label}.${zone}`) : null

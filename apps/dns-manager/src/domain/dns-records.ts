@@ -109,10 +109,14 @@ export function planCreate(
   record: RecordInput,
 ): RecordChange {
   if (records.length >= settings.maxRecordsPerSubdomain)
-    throw new ApiError('bad_request', `a subdomain holds at most ${settings.maxRecordsPerSubdomain} records`, {
-      field: 'subdomain_id',
-      limit: settings.maxRecordsPerSubdomain,
-    })
+    throw new ApiError(
+      'bad_request',
+      `a subdomain holds at most ${settings.maxRecordsPerSubdomain} records`,
+      {
+        field: 'subdomain_id',
+        limit: settings.maxRecordsPerSubdomain,
+      },
+    )
   const values = validateRecord(record, s.fullDomain, {
     allowPrivateAddresses: settings.allowPrivateAddresses,
   })

@@ -164,7 +164,11 @@ describe('ACME DNS-01 through lego’s httpreq protocol', () => {
     // The zone's own _acme-challenge is the operator's; another account's subdomain is unknown.
     const b = await createAccount(deps)
     const bob = await make(b, 'bob')
-    for (const fqdn of [`_acme-challenge.${zone}.`, `_acme-challenge.${bob.fqdn}.`, '_acme-challenge.example.org.']) {
+    for (const fqdn of [
+      `_acme-challenge.${zone}.`,
+      `_acme-challenge.${bob.fqdn}.`,
+      '_acme-challenge.example.org.',
+    ]) {
       const res = await request(app)
         .post('/rest/acme/httpreq/present')
         .set('Authorization', auth)
@@ -247,7 +251,10 @@ describe('the ACME-only credential', () => {
       const refused: Array<[string, Record<string, unknown>]> = [
         ['dns_records.create', { subdomain_id: alice.id, type: 'A', name: 'www', content: '8.8.8.8' }],
         ['dns_records.create', { subdomain_id: alice.id, type: 'TXT', name: '@', content: 'v=spf1 -all' }],
-        ['dns_records.create', { subdomain_id: alice.id, type: 'CNAME', name: '_acme-challenge.x', content: 'a.example.com' }],
+        [
+          'dns_records.create',
+          { subdomain_id: alice.id, type: 'CNAME', name: '_acme-challenge.x', content: 'a.example.com' },
+        ],
         ['dns_records.update', { subdomain_id: alice.id, id: rec.ok.dns_record.id, name: 'www' }],
         ['dns_records.list', { subdomain_id: alice.id }],
         ['subdomains.list', {}],
@@ -271,7 +278,11 @@ describe('the ACME-only credential', () => {
         error: 'credential_scope_forbidden',
       })
       expect(
-        await acme('dns_records.update', { subdomain_id: alice.id, id: a1.ok.dns_record.id, content: '1.1.1.1' }),
+        await acme('dns_records.update', {
+          subdomain_id: alice.id,
+          id: a1.ok.dns_record.id,
+          content: '1.1.1.1',
+        }),
       ).toEqual({ error: 'credential_scope_forbidden' })
 
       // Another account's subdomain does not exist for it.
@@ -290,7 +301,9 @@ describe('the ACME-only credential', () => {
       ).toEqual({ error: 'subdomain_not_found' })
 
       // Its own deletions are allowed.
-      expect(await acme('dns_records.delete', { subdomain_id: alice.id, id: rec.ok.dns_record.id })).toMatchObject({
+      expect(
+        await acme('dns_records.delete', { subdomain_id: alice.id, id: rec.ok.dns_record.id }),
+      ).toMatchObject({
         ok: { deleted: true },
       })
     },

@@ -79,4 +79,3 @@ export function graphqlCaller(app: Express, a: { headers: Headers }): Caller {
     return { ok: res.body.data[op.graphql.field] }
   }
 }
-
