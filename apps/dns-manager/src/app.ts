@@ -1,3 +1,4 @@
+import { pingDatabase } from '@quartet/core/db'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
 import type { KeyValueStore } from '@quartet/core/kv'
@@ -115,7 +116,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       metricsToken: config.METRICS_TOKEN,
       hotRoutes: restHotRoutes(operations, pipeline, PREFIXES),
       readiness: {
-        database: () => deps.db.$queryRaw`SELECT 1`,
+        database: () => pingDatabase(deps.db),
         // Without Redis the service still serves (limits count per process): reported only.
         kv: { check: () => deps.kv.ping(), optional: true },
       },
