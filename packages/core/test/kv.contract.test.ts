@@ -78,14 +78,11 @@ function keyValueStoreContract(backend: Backend): void {
     })
 
     it('when several keys are read at once, then getMany answers each in order, null for a missing one', async () => {
-      await kv.set(key('many-a'), 'a')
-      await kv.set(key('many-c'), 'c', 60_000)
+      const [a, b, c] = [key('many-a'), key('many-b'), key('many-c')]
+      await kv.set(a, 'a')
+      await kv.set(c, 'c', 60_000)
 
-      await expect(kv.getMany([key('many-a'), key('many-b'), key('many-c')])).resolves.toEqual([
-        'a',
-        null,
-        'c',
-      ])
+      await expect(kv.getMany([a, b, c])).resolves.toEqual(['a', null, 'c'])
       await expect(kv.getMany([])).resolves.toEqual([])
     })
 
