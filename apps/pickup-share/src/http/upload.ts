@@ -34,6 +34,8 @@ export const ZUploadResponse = z.object({
   }),
   options: z.object({ allowOverwrite: z.literal(false), maximumSizeInBytes: z.number().int().nullable() }),
   expiresAt: z.string(),
+  /** blob and bucket: the same permission as a resumable tus 1.0 upload (tus-js-client `endpoint`, `headers`). */
+  tus: z.object({ endpoint: z.string(), headers: z.record(z.string(), z.string()) }).optional(),
 })
 
 export const ZBlobUploadResponse = z.object({ pathname: z.string(), size: z.number().int() })
@@ -99,7 +101,19 @@ export function registerUpload(app: Express, s: Services): void {
       clientIp: clientIp(req),
       clientKey: clientKey(req, s),
     })
-    res.set('Cache-Control', 'no-store').json({ ...grant, expiresAt: grant.expiresAt.toISOString() })
+    const { resumable, ...rest } = grant
+    res.set('Cache-Control', 'no-store').json({
+      ...rest,
+      expiresAt: grant.expiresAt.toISOString(),
+      ...(resumable
+        ? {
+            tus: {
+              endpoint: s.tus.endpointOf(resumable.instance),
+              headers: { 'x-upload-token': resumable.token },
+            },
+          }
+        : {}),
+    })
   })
 
   // The body streams straight to disk (blob) or into a git commit (repo): no body parser may buffer
