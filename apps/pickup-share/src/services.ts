@@ -15,6 +15,7 @@ import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
 import { StoreInstances } from './domain/store-instances.ts'
+import { ClientTokenUploads } from './domain/client-token-uploads.ts'
 import { ResumableUploads } from './domain/resumable-uploads.ts'
 import { UploadReservations } from './domain/upload-reservations.ts'
 import { UploadTokens } from './domain/upload-token.ts'
@@ -254,6 +255,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     gate,
     resumable,
     tus,
+    clientTokens: new ClientTokenUploads({ shares, shareRepo, reservations, settings, tokens, clock }),
   }
 }
 

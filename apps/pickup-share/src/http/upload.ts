@@ -147,4 +147,4 @@ export function registerUpload(app: Express, s: Services): void {
 
 /** A PUT whose body this server streams into a store itself; it answers `Expect: 100-continue`. */
 export const isStreamedUpload = (req: { method?: string | undefined; url?: string | undefined }): boolean =>
-  req.method === 'PUT' && /^\/api\/(blob|repo)\/upload(\?|$)/.test(req.url ?? '')
+  req.method === 'PUT' && /^\/api\/((blob|repo)\/upload|blob\/vercel\/?)(\?|$)/.test(req.url ?? '')
