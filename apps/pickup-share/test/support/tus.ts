@@ -41,6 +41,10 @@ export class CuttingProxy {
   private cutAt: number | null = null
   cuts = 0
   url = ''
+  /** Client-to-server bytes per second (a slow uplink), or unlimited. */
+  bytesPerSecond: number | null = null
+  private paceStart = 0
+  private paceBytes = 0
 
   constructor(public target: { host: string; port: number }) {
     this.server = net.createServer((client) => {
@@ -55,6 +59,19 @@ export class CuttingProxy {
       client.on('data', (data: Buffer) => {
         this.upstreamBytes += data.length
         if (!upstream.write(data)) client.pause()
+        else if (this.bytesPerSecond) {
+          const now = Date.now()
+          if (now - this.paceStart > 1000) {
+            this.paceStart = now
+            this.paceBytes = 0
+          }
+          this.paceBytes += data.length
+          const ahead = (this.paceBytes / this.bytesPerSecond) * 1000 - (now - this.paceStart)
+          if (ahead > 5) {
+            client.pause()
+            setTimeout(() => client.resume(), ahead)
+          }
+        }
         if (this.cutAt !== null && this.upstreamBytes >= this.cutAt) {
           this.cutAt = null
           this.cuts++
