@@ -17,7 +17,14 @@
 //    per-round ratio tus/plain; writes tus-results.json here.
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  createReadStream,
+  createWriteStream,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { once } from 'node:events'
 import { globalAgent, request } from 'node:http'
 import { createRequire } from 'node:module'
@@ -102,7 +109,8 @@ for (let i = 0; ; i++) {
   await new Promise((r) => setTimeout(r, 200))
 }
 
-const rssBytes = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.pid}/status`, 'utf8'))[1]) * 1024
+const rssBytes = () =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.pid}/status`, 'utf8'))[1]) * 1024
 
 async function permission() {
   const res = await fetch(`${base}/api/upload`, {
@@ -124,10 +132,14 @@ async function plainUpload() {
   const started = performance.now()
   const grant = await permission()
   const status = await new Promise((resolve, reject) => {
-    const req = request(new URL(grant.upload.url, base), { method: 'PUT', headers: { ...grant.upload.headers, 'content-length': SIZE } }, (res) => {
-      res.resume()
-      resolve(res.statusCode)
-    })
+    const req = request(
+      new URL(grant.upload.url, base),
+      { method: 'PUT', headers: { ...grant.upload.headers, 'content-length': SIZE } },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode)
+      },
+    )
     req.on('error', reject)
     createReadStream(filePath, { highWaterMark: MB }).pipe(req)
   })
@@ -152,7 +164,8 @@ async function tusUpload(cutAt = null) {
         if (cutAt === null || cut || sent < cutAt) return
         // A dropped connection: every socket of the client's agent destroyed mid-PATCH.
         cut = true
-        for (const sockets of Object.values(globalAgent.sockets)) for (const socket of sockets ?? []) socket.destroy()
+        for (const sockets of Object.values(globalAgent.sockets))
+          for (const socket of sockets ?? []) socket.destroy()
       },
       onSuccess: resolve,
       onError: reject,
@@ -191,7 +204,9 @@ for (let r = 0; r < ROUNDS; r++) {
     plain = await plainUpload()
   }
   rounds.push({ plain, tus: resumable, ratio: resumable / plain })
-  console.log(`round ${r + 1}: plain ${plain.toFixed(0)} MB/s, tus ${resumable.toFixed(0)} MB/s, ratio ${(resumable / plain).toFixed(2)}`)
+  console.log(
+    `round ${r + 1}: plain ${plain.toFixed(0)} MB/s, tus ${resumable.toFixed(0)} MB/s, ratio ${(resumable / plain).toFixed(2)}`,
+  )
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const result = {
@@ -207,9 +222,16 @@ const result = {
     plainMBps: +median(rounds.map((r) => r.plain)).toFixed(0),
     tusMBps: +median(rounds.map((r) => r.tus)).toFixed(0),
     ratio: +median(rounds.map((r) => r.ratio)).toFixed(2),
-    rounds: rounds.map((r) => ({ plain: +r.plain.toFixed(0), tus: +r.tus.toFixed(0), ratio: +r.ratio.toFixed(2) })),
+    rounds: rounds.map((r) => ({
+      plain: +r.plain.toFixed(0),
+      tus: +r.tus.toFixed(0),
+      ratio: +r.ratio.toFixed(2),
+    })),
   },
-  loadAverage: { before: loadBefore.map((x) => +x.toFixed(2)), after: os.loadavg().map((x) => +x.toFixed(2)) },
+  loadAverage: {
+    before: loadBefore.map((x) => +x.toFixed(2)),
+    after: os.loadavg().map((x) => +x.toFixed(2)),
+  },
   cores: os.cpus().length,
   node: process.version,
   at: new Date().toISOString(),

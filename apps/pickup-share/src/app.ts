@@ -38,7 +38,15 @@ export const openApiDocument = createOpenApiDocument(
     description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
     securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
   },
-  [...uploadOperations, ...tusOperations, ...vercelBlobOperations, ...shareOperations, ...adminOperations, ...storeOperations, ...webOperations],
+  [
+    ...uploadOperations,
+    ...tusOperations,
+    ...vercelBlobOperations,
+    ...shareOperations,
+    ...adminOperations,
+    ...storeOperations,
+    ...webOperations,
+  ],
 )
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */

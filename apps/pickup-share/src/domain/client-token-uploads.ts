@@ -44,13 +44,22 @@ export class ClientTokenUploads {
     },
   ) {}
 
-  async generate(req: ClientTokenRequest): Promise<{ clientToken: string; maximumSizeInBytes: number; pathname: string }> {
+  async generate(
+    req: ClientTokenRequest,
+  ): Promise<{ clientToken: string; maximumSizeInBytes: number; pathname: string }> {
     if (req.multipart)
-      throw new ApiError('bad_request', 'multipart client uploads are not supported: upload with multipart: false')
+      throw new ApiError(
+        'bad_request',
+        'multipart client uploads are not supported: upload with multipart: false',
+      )
     if (req.pathname.length === 0 || req.pathname.length > 950)
       throw new ApiError('bad_request', 'payload.pathname: 1 to 950 characters')
     const name = ZFileName.safeParse(req.pathname.split('/').pop() ?? '')
-    if (!name.success) throw new ApiError('bad_request', `payload.pathname: ${name.error.issues[0]?.message ?? 'invalid name'}`)
+    if (!name.success)
+      throw new ApiError(
+        'bad_request',
+        `payload.pathname: ${name.error.issues[0]?.message ?? 'invalid name'}`,
+      )
     const declared = declaredFile(req.clientPayload)
     const s = await this.d.settings.get()
     const size = declared.size ?? s.maxFileSizeBytes
@@ -94,8 +103,13 @@ export class ClientTokenUploads {
     const claims = this.d.tokens.verify(token)
     if (claims.alias === undefined) throw new ApiError('upload_token_invalid', 'not a client token')
     if (clientPathname !== claims.alias)
-      throw new ApiError('bad_request', `"pathname" ${JSON.stringify(clientPathname ?? '')} does not match the token payload`)
-    const { pathname, size } = await this.d.shares.receiveBlobUpload(token, acceptBody, declaredLength, { kind: 'blob' })
+      throw new ApiError(
+        'bad_request',
+        `"pathname" ${JSON.stringify(clientPathname ?? '')} does not match the token payload`,
+      )
+    const { pathname, size } = await this.d.shares.receiveBlobUpload(token, acceptBody, declaredLength, {
+      kind: 'blob',
+    })
     if (claims.size === null) {
       // No size was declared: the permission becomes one for exactly what arrived.
       const [row] = await this.d.shareRepo.issuedUploads([{ storeInstance: claims.instance, pathname }])

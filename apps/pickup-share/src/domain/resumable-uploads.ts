@@ -57,9 +57,13 @@ export class ResumableUploads {
       throw new ApiError('bad_request', 'Upload-Length is required (deferred lengths are not accepted)')
     const size = claims.size ?? claims.maxBytes
     if (size !== null && uploadLength > size)
-      throw new ApiError('file_too_large', `the permission is for ${size} bytes; Upload-Length is ${uploadLength}`, {
-        maximumSizeInBytes: size,
-      })
+      throw new ApiError(
+        'file_too_large',
+        `the permission is for ${size} bytes; Upload-Length is ${uploadLength}`,
+        {
+          maximumSizeInBytes: size,
+        },
+      )
     if (claims.size !== null && uploadLength !== claims.size)
       throw new ApiError(
         'size_mismatch',
@@ -113,7 +117,10 @@ export class ResumableUploads {
           expired++
         }
       } catch (err) {
-        this.d.logger.warn({ err, store: row.storeInstance }, 'expiring a resumable upload failed; next sweep retries')
+        this.d.logger.warn(
+          { err, store: row.storeInstance },
+          'expiring a resumable upload failed; next sweep retries',
+        )
       }
     }
     return expired

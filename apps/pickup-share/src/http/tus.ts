@@ -6,7 +6,8 @@ import { TUS_UPLOAD_ID, type TusEndpoints } from '../storage/tus-endpoints.ts'
 
 export const TUS_BASE_PATH = '/api/tus'
 
-const tusHeaders = 'Tus-Resumable: 1.0.0; Upload-Length, Upload-Offset, Upload-Metadata as tus 1.0 defines them'
+const tusHeaders =
+  'Tus-Resumable: 1.0.0; Upload-Length, Upload-Offset, Upload-Metadata as tus 1.0 defines them'
 
 export const tusOperations: OperationDoc[] = [
   {
@@ -29,7 +30,11 @@ export const tusOperations: OperationDoc[] = [
     operationId: 'tusOffset',
     summary: 'tus 1.0: the upload offset reached so far (resume from here)',
     tags: ['public'],
-    responses: { 200: { description: 'Upload-Offset, Upload-Length' }, 404: { description: 'no such upload' }, 410: { description: 'expired' } },
+    responses: {
+      200: { description: 'Upload-Offset, Upload-Length' },
+      404: { description: 'no such upload' },
+      410: { description: 'expired' },
+    },
   },
   {
     method: 'patch',
@@ -59,10 +64,7 @@ export const tusOperations: OperationDoc[] = [
  * permission's token and exact length, answered in the service's envelope), then every request
  * goes to the instance's @tus/server. The upload URL itself is the capability to resume.
  */
-export function registerTus(
-  app: Express,
-  s: { resumable: ResumableUploads; tus: TusEndpoints },
-): void {
+export function registerTus(app: Express, s: { resumable: ResumableUploads; tus: TusEndpoints }): void {
   app.all([`${TUS_BASE_PATH}/:instance`, `${TUS_BASE_PATH}/:instance/:id`], async (req: Request, res) => {
     const instance = String(req.params.instance)
     res.set('Cache-Control', 'no-store')

@@ -44,13 +44,13 @@ export const vercelBlobOperations: OperationDoc[] = [
     path: `${VERCEL_BLOB_API_PATH}/`,
     operationId: 'vercelBlobPut',
     summary:
-      'The Vercel Blob client\'s PUT (`?pathname=`, `Authorization: Bearer <clientToken from /api/upload>`); the answer\'s pathname is the one to list in /api/share',
+      "The Vercel Blob client's PUT (`?pathname=`, `Authorization: Bearer <clientToken from /api/upload>`); the answer's pathname is the one to list in /api/share",
     tags: ['public'],
     responses: {
       200: { description: 'stored', schema: ZVercelPutResponse },
       400: { description: 'pathname does not match the token, or the body is not the declared size' },
       403: { description: 'client token missing, invalid or expired (`Token expired`)' },
-      413: { description: 'the body exceeded the token\'s maximumSizeInBytes' },
+      413: { description: "the body exceeded the token's maximumSizeInBytes" },
     },
   },
 ]
@@ -100,7 +100,9 @@ export function registerVercelBlob(app: Express, s: Services & { clientTokens: C
           clientIp: clientIp(req),
           clientKey: clientKey(req, s),
         })
-        res.set('Cache-Control', 'no-store').json({ type: 'blob.generate-client-token', clientToken: granted.clientToken })
+        res
+          .set('Cache-Control', 'no-store')
+          .json({ type: 'blob.generate-client-token', clientToken: granted.clientToken })
       } catch (e) {
         next(e)
       }
@@ -125,7 +127,10 @@ export function registerVercelBlob(app: Express, s: Services & { clientTokens: C
       const contentType = req.get('x-content-type') ?? 'application/octet-stream'
       const name = stored.pathname.split('/').pop() ?? 'file'
       // Not a public link: files leave pickup-share only through a share (list `pathname` in /api/share).
-      const url = new URL(`${VERCEL_BLOB_API_PATH}/?pathname=${encodeURIComponent(stored.pathname)}`, `${req.protocol}://${req.get('host')}`).href
+      const url = new URL(
+        `${VERCEL_BLOB_API_PATH}/?pathname=${encodeURIComponent(stored.pathname)}`,
+        `${req.protocol}://${req.get('host')}`,
+      ).href
       res.removeHeader('Connection')
       res.set('Cache-Control', 'no-store').json({
         url,
@@ -141,7 +146,9 @@ export function registerVercelBlob(app: Express, s: Services & { clientTokens: C
       const mapped = forVercelClient(error)
       if (error.headers) res.set(error.headers)
       const envelope = body as { error: Record<string, unknown> }
-      res.status(mapped.status).json({ error: { ...envelope.error, code: mapped.code, message: mapped.message } })
+      res
+        .status(mapped.status)
+        .json({ error: { ...envelope.error, code: mapped.code, message: mapped.message } })
     }
   })
 }

@@ -117,7 +117,9 @@ export class ShareRepository {
   constructor(private readonly db: Db) {}
 
   async recordIssuedUpload(
-    u: Omit<IssuedUploadRecord, 'shareId' | 'uploadStartedAt' | 'resumableUntil'> & { clientIp: string | null },
+    u: Omit<IssuedUploadRecord, 'shareId' | 'uploadStartedAt' | 'resumableUntil'> & {
+      clientIp: string | null
+    },
   ) {
     await this.db.issuedUpload.create({
       data: { ...u, size: BigInt(u.size), maxBytes: u.maxBytes === null ? null : BigInt(u.maxBytes) },
@@ -424,7 +426,12 @@ export class ShareRepository {
    * permission's expiry), resumable until `until`. Only once per permission, and only while it is
    * unused and unshared: false otherwise (one permission, one upload).
    */
-  async markResumableStarted(storeInstance: string, pathname: string, at: Date, until: Date): Promise<boolean> {
+  async markResumableStarted(
+    storeInstance: string,
+    pathname: string,
+    at: Date,
+    until: Date,
+  ): Promise<boolean> {
     const { count } = await this.db.issuedUpload.updateMany({
       where: { storeInstance, pathname, shareId: null, uploadStartedAt: null },
       data: { uploadStartedAt: at, resumableUntil: until },

@@ -93,7 +93,12 @@ function tusUpload(
   return { done, upload }
 }
 
-async function shareAndHash(h: Harness, store: 'blob' | 'bucket', grant: Grant, size: number): Promise<string> {
+async function shareAndHash(
+  h: Harness,
+  store: 'blob' | 'bucket',
+  grant: Grant,
+  size: number,
+): Promise<string> {
   const name = path.basename(grant.pathname)
   const shared = await api(h, 'POST', '/api/share', {
     files: [{ name, size, type: 'application/octet-stream', pathname: grant.pathname, store }],
@@ -193,7 +198,15 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
       const gone = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
       expect([404, 410]).toContain(gone.status)
       const shared = await api(c, 'POST', '/api/share', {
-        files: [{ name: 'expire.bin', size, type: 'application/octet-stream', pathname: grant.pathname, store: 'blob' }],
+        files: [
+          {
+            name: 'expire.bin',
+            size,
+            type: 'application/octet-stream',
+            pathname: grant.pathname,
+            store: 'blob',
+          },
+        ],
       })
       expect(shared.status).toBe(400)
     } finally {

@@ -32,7 +32,9 @@ async function shareAndDownload(pathname: string, name: string, size: number): P
     maxDownloads: 1,
   })
   expect(shared.status).toBe(200)
-  const res = await fetch(`${h.url}/api/download?code=${shared.body.code}&path=${encodeURIComponent(pathname)}`)
+  const res = await fetch(
+    `${h.url}/api/download?code=${shared.body.code}&path=${encodeURIComponent(pathname)}`,
+  )
   expect(res.status).toBe(200)
   return Buffer.from(await res.arrayBuffer())
 }
@@ -56,10 +58,14 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
 
   it('when the body is a stream of unknown length, then it is stored as it arrives', async () => {
     const data = randomBytes(2 * 1024 * 1024)
-    const blob = await upload('streamed.pdf', Readable.from([data.subarray(0, 1_000_000), data.subarray(1_000_000)]), {
-      access: 'public',
-      handleUploadUrl: `${h.url}/api/upload`,
-    })
+    const blob = await upload(
+      'streamed.pdf',
+      Readable.from([data.subarray(0, 1_000_000), data.subarray(1_000_000)]),
+      {
+        access: 'public',
+        handleUploadUrl: `${h.url}/api/upload`,
+      },
+    )
     const downloaded = await shareAndDownload(blob.pathname, 'streamed.pdf', data.length)
     expect(sha(downloaded)).toBe(sha(data))
   })
@@ -72,9 +78,9 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
     expect(token.status).toBe(200)
     expect(token.headers.get('cache-control')).toBe('no-store')
     expect(token.body.clientToken).toMatch(/^vercel_blob_client_pickupshare_[A-Za-z0-9+/=]+$/)
-    await expect(
-      put('b.txt', 'hello', { access: 'public', token: token.body.clientToken }),
-    ).rejects.toThrow(/pathname/i)
+    await expect(put('b.txt', 'hello', { access: 'public', token: token.body.clientToken })).rejects.toThrow(
+      /pathname/i,
+    )
     // The token's own pathname works, once.
     const ok = await put('a.txt', 'hello', { access: 'public', token: token.body.clientToken })
     expect(ok.pathname).toMatch(/\/a\.txt$/)

@@ -15,7 +15,11 @@ export async function s3rverWithListParts(s3rverPort: number, directory: string)
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://s3')
     const uploadId = url.searchParams.get('uploadId')
-    if (uploadId !== null && (req.method === 'GET' || req.method === 'DELETE') && !url.searchParams.has('partNumber')) {
+    if (
+      uploadId !== null &&
+      (req.method === 'GET' || req.method === 'DELETE') &&
+      !url.searchParams.has('partNumber')
+    ) {
       void answer(req.method, url, uploadId, res).catch((err: unknown) => {
         res.writeHead(500).end(String(err))
       })
@@ -37,9 +41,11 @@ export async function s3rverWithListParts(s3rverPort: number, directory: string)
     const key = decodeURIComponent(keyParts.join('/'))
     const dir = path.join(directory, bucket, '._S3rver_uploads', uploadId)
     if (!/^[A-Za-z0-9_-]+$/.test(uploadId) || !existsSync(dir)) {
-      res.writeHead(404, { 'content-type': 'application/xml' }).end(
-        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message><UploadId>${uploadId}</UploadId></Error>`,
-      )
+      res
+        .writeHead(404, { 'content-type': 'application/xml' })
+        .end(
+          `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message><UploadId>${uploadId}</UploadId></Error>`,
+        )
       return
     }
     if (method === 'DELETE') {
@@ -47,7 +53,10 @@ export async function s3rverWithListParts(s3rverPort: number, directory: string)
       res.writeHead(204).end()
       return
     }
-    const numbers = (await fs.readdir(dir)).filter((n) => /^\d+$/.test(n)).map(Number).sort((x, y) => x - y)
+    const numbers = (await fs.readdir(dir))
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .sort((x, y) => x - y)
     const parts = await Promise.all(
       numbers.map(async (n) => {
         const [stat, md5] = await Promise.all([
@@ -58,9 +67,11 @@ export async function s3rverWithListParts(s3rverPort: number, directory: string)
       }),
     )
     const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
-    res.writeHead(200, { 'content-type': 'application/xml' }).end(
-      `<?xml version="1.0" encoding="UTF-8"?><ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${esc(bucket)}</Bucket><Key>${esc(key)}</Key><UploadId>${uploadId}</UploadId><MaxParts>10000</MaxParts><IsTruncated>false</IsTruncated>${parts.join('')}</ListPartsResult>`,
-    )
+    res
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end(
+        `<?xml version="1.0" encoding="UTF-8"?><ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${esc(bucket)}</Bucket><Key>${esc(key)}</Key><UploadId>${uploadId}</UploadId><MaxParts>10000</MaxParts><IsTruncated>false</IsTruncated>${parts.join('')}</ListPartsResult>`,
+      )
   }
 
   server.listen(0, '127.0.0.1')

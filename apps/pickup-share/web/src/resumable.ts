@@ -48,12 +48,19 @@ export interface ResumableOptions {
 export function sendResumable(o: ResumableOptions): Promise<string> {
   const { file, store } = o
   const pathname = 'grant' in o.start ? o.start.grant.pathname : o.start.resume.pathname
-  const endpoint = 'grant' in o.start ? o.start.grant.tus.endpoint : (o.start.resume.previous.metadata.endpoint ?? '')
+  const endpoint =
+    'grant' in o.start ? o.start.grant.tus.endpoint : (o.start.resume.previous.metadata.endpoint ?? '')
   return new Promise((resolve, reject) => {
     const upload = new Upload(file, {
       endpoint,
       headers: 'grant' in o.start ? o.start.grant.tus.headers : {},
-      metadata: { filename: file.name, filetype: file.type || 'application/octet-stream', pathname, store, endpoint },
+      metadata: {
+        filename: file.name,
+        filetype: file.type || 'application/octet-stream',
+        pathname,
+        store,
+        endpoint,
+      },
       fingerprint: async () => fingerprintOf(file, store),
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,
@@ -62,7 +69,8 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
       onProgress: (sent, total) => o.onProgress(sent, total),
       onSuccess: () => resolve(pathname),
       onError: (err) => {
-        const status = (err as { originalResponse?: { getStatus(): number } | null }).originalResponse?.getStatus() ?? 0
+        const status =
+          (err as { originalResponse?: { getStatus(): number } | null }).originalResponse?.getStatus() ?? 0
         let code = status ? String(status) : 'network'
         let message = err.message
         try {

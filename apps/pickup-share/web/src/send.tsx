@@ -143,7 +143,14 @@ export function SendPage() {
         const cancel = new AbortController()
         const onProgress = progressMeter((p) => update(id, p))
         try {
-          update(id, { state: 'uploading', sent: 0, error: undefined, speed: undefined, eta: undefined, cancel })
+          update(id, {
+            state: 'uploading',
+            sent: 0,
+            error: undefined,
+            speed: undefined,
+            eta: undefined,
+            cancel,
+          })
           let pathname: string | null = null
           let sentTo = store
           const resumed = await findResumable(it.file, store)
@@ -163,7 +170,13 @@ export function SendPage() {
             }
           }
           if (pathname === null) {
-            const grant = await requestUpload({ store, name: it.file.name, size: it.file.size, type, ...extra })
+            const grant = await requestUpload({
+              store,
+              name: it.file.name,
+              size: it.file.size,
+              type,
+              ...extra,
+            })
             sentTo = grant.store
             if (grant.tus)
               pathname = await sendResumable({
