@@ -1,5 +1,5 @@
 import type { Express, Request } from 'express'
-import { ApiError } from '@quartet/core/errors'
+import { ApiError, DEPENDENCY_RETRY_AFTER_SECONDS } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'
 import type { ResumableUploads } from '../domain/resumable-uploads.ts'
 import { TUS_UPLOAD_ID, type TusEndpoints } from '../storage/tus-endpoints.ts'
@@ -68,6 +68,13 @@ export function registerTus(app: Express, s: { resumable: ResumableUploads; tus:
   app.all([`${TUS_BASE_PATH}/:instance`, `${TUS_BASE_PATH}/:instance/:id`], async (req: Request, res) => {
     const instance = String(req.params.instance)
     res.set('Cache-Control', 'no-store')
+    // tus answers a failed store or Redis with 503 (TusEndpoints' onResponseError); the client is
+    // told when to come back, as every 503 of this service does.
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res
+    res.writeHead = ((status: number, ...rest: unknown[]) => {
+      if (status === 503) res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS))
+      return writeHead(status, ...rest)
+    }) as typeof res.writeHead
     if (req.method === 'POST' && req.params.id === undefined) {
       if (req.get('upload-defer-length') !== undefined)
         throw new ApiError('bad_request', 'deferred lengths are not accepted: send Upload-Length')

@@ -4,6 +4,7 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
+import { ZGenerateClientToken, ZGenerateClientTokenResponse } from './vercel-blob.ts'
 import { STORE_KINDS } from '../domain/storage.ts'
 import { clientIp, clientKey, type Services } from './services.ts'
 import { acceptBody, lingerAfterAnswer, uploadBody } from './upload-connection.ts'
@@ -47,11 +48,15 @@ export const uploadOperations: OperationDoc[] = [
     method: 'post',
     path: '/api/upload',
     operationId: 'requestUpload',
-    summary: 'Get a client-direct upload permission for one file',
+    summary:
+      'Get a client-direct upload permission for one file (with `tus` for a resumable upload), or a Vercel Blob client token (`blob.generate-client-token`)',
     tags: ['public'],
-    request: uploadSchemas,
+    request: { body: z.union([ZUploadRequest, ZGenerateClientToken]) },
     responses: {
-      200: { description: 'where and how to upload', schema: ZUploadResponse },
+      200: {
+        description: 'where and how to upload; for a client token request, `{type, clientToken}`',
+        schema: z.union([ZUploadResponse, ZGenerateClientTokenResponse]),
+      },
       400: { description: 'invalid name, size or type, or the store is not enabled' },
       403: { description: 'unlimited size requested without a usable authorization code' },
       413: { description: 'declared size above maxFileSizeBytes' },

@@ -164,8 +164,9 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     }
   }, 60_000)
 
-  it('when an unfinished upload expires, then the sweep removes it and gives its reservation back', async () => {
+  it('when an unfinished upload expires, then the sweep removes it and gives its reservation back, once across replicas', async () => {
     const c = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1 } })
+    const d = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1, BLOB_DIR: c.config.BLOB_DIR } })
     try {
       const admin = await adminLogin(c)
       const reserved = async () =>
@@ -193,7 +194,12 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
       expect(head.status).toBe(200)
       expect(head.headers.get('upload-offset')).toBe(String(MB))
       await new Promise((resolve) => setTimeout(resolve, 1100))
-      expect(await c.services.cleanup.sweep()).toMatchObject({ expiredResumable: 1 })
+      // Two replicas sweep at the same moment: the permission is deleted, and released, once.
+      const swept = await Promise.all([
+        c.services.resumable.sweepExpired(),
+        d.services.resumable.sweepExpired(),
+      ])
+      expect(swept.sort()).toEqual([0, 1])
       expect(await reserved()).toBe(before)
       const gone = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
       expect([404, 410]).toContain(gone.status)
@@ -210,6 +216,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
       })
       expect(shared.status).toBe(400)
     } finally {
+      await d.close()
       await c.close()
     }
   }, 30_000)
@@ -260,8 +267,12 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     expect(((await shorter.json()) as { error: { code: string } }).error.code).toBe('size_mismatch')
     const deferred = await create({ ...grant.tus.headers, 'upload-defer-length': '1' })
     expect(deferred.status).toBe(400)
-    const ok = await create({ ...grant.tus.headers, 'upload-length': '1000' })
-    expect(ok.status).toBe(201)
+    // One permission, one upload: of 8 creations at once, exactly one is made.
+    const raced = await Promise.all(
+      Array.from({ length: 8 }, () => create({ ...grant.tus.headers, 'upload-length': '1000' })),
+    )
+    expect(raced.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409])
+    const ok = raced.find((r) => r.status === 201)!
     expect(ok.headers.get('location')).toMatch(/^\/api\/tus\/blob\/[A-Za-z0-9_-]+$/)
     // The expiration extension: when the upload must be finished.
     expect(Date.parse(ok.headers.get('upload-expires')!)).toBeGreaterThan(Date.now())
