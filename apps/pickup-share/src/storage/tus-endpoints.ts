@@ -103,7 +103,9 @@ export class TusEndpoints implements ResumableDataPort {
       },
     })
     server.on(EVENTS.POST_TERMINATE, (_req, _res, id: string) => {
-      void this.hooks?.terminated(instance, id).catch(() => {})
+      void removeLeftovers(driver, id)
+        .then(() => this.hooks?.terminated(instance, id))
+        .catch((err: unknown) => this.d.logger.warn({ err, store: instance }, 'terminating an upload failed'))
     })
     this.servers.set(instance, { server, driver })
     return server
@@ -118,12 +120,15 @@ export class TusEndpoints implements ResumableDataPort {
 
   async removeUnfinished(instance: string, pathname: string): Promise<void> {
     const server = await this.serverFor(instance)
-    if (!server) return
+    const driver = await this.d.driver(instance)
+    if (!server || !driver) return
     try {
+      // blob: the partial file and its record; bucket: the multipart upload and the .info record.
       await server.datastore.remove(pathname)
     } catch {
       // Nothing there (never written, or removed already).
     }
+    await removeLeftovers(driver, pathname)
   }
 
   private datastoreFor(driver: StorageDriver): DataStore | null {
@@ -167,4 +172,13 @@ export class TusEndpoints implements ResumableDataPort {
       if (a.ino !== b.ino) throw { status_code: 409, body: 'an object already exists at this pathname\n' }
     }
   }
+}
+
+/** What a tus datastore's remove() leaves behind of an unfinished upload. */
+async function removeLeftovers(driver: StorageDriver, pathname: string): Promise<void> {
+  // blob: the folder of the upload's file and record.
+  if (driver instanceof BlobStore)
+    await fs.rmdir(path.dirname(path.join(driver.root, TUS_DIR, pathname))).catch(() => {})
+  // bucket: bytes of a part shorter than the S3 minimum wait in `<key>.part`.
+  if (driver instanceof BucketStore) await driver.client.removeObject(driver.bucket, `${pathname}.part`)
 }

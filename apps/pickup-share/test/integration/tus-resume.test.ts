@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs'
+import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import * as tus from 'tus-js-client'
@@ -24,6 +24,7 @@ let s3Front: Awaited<ReturnType<typeof s3rverWithListParts>>
 let tmp: string
 let file: string
 let fileSha: string
+let s3Config: Record<string, string>
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'tus-test-'))
@@ -38,7 +39,7 @@ beforeAll(async () => {
   })
   const { port } = await s3.run()
   s3Front = await s3rverWithListParts(port, path.join(tmp, 's3'))
-  const s3Config = {
+  s3Config = {
     S3_ENDPOINT: s3Front.url,
     S3_ACCESS_KEY: 'S3RVER',
     S3_SECRET_KEY: 'S3RVER',
@@ -164,62 +165,75 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     }
   }, 60_000)
 
-  it('when an unfinished upload expires, then the sweep removes it and gives its reservation back, once across replicas', async () => {
-    const c = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1 } })
-    const d = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1, BLOB_DIR: c.config.BLOB_DIR } })
-    try {
-      const admin = await adminLogin(c)
-      const reserved = async () =>
-        (await api(c, 'GET', '/api/admin/stores', undefined, admin)).body.items.find(
-          (s: { name: string }) => s.name === 'blob',
-        ).reservedBytes as number
-      const before = await reserved()
-      const size = 4 * MB
-      const part = path.join(tmp, 'expire.bin')
-      await writeGeneratedFile(part, size, 3)
-      const grant = await permission(c, 'blob', 'expire.bin', size)
-      expect(await reserved()).toBe(before + size)
-      // One 1 MB chunk, then the client goes away.
-      let url = ''
-      await new Promise<void>((resolve, reject) => {
-        const { upload } = tusUpload(c.url, grant, part, size, {
-          chunkSize: MB,
-          onChunkComplete: () => {
-            url = upload.url!
-            void upload.abort().then(resolve, reject)
-          },
+  it.each(['blob', 'bucket'] as const)(
+    'when an unfinished %s upload expires, then the sweep removes it and gives its reservation back, once across replicas',
+    async (store) => {
+      const c = await startHarness(deps, { config: { ...s3Config, TUS_EXPIRY_SECONDS: 1 } })
+      const d = await startHarness(deps, {
+        config: { ...s3Config, TUS_EXPIRY_SECONDS: 1, BLOB_DIR: c.config.BLOB_DIR },
+      })
+      try {
+        const admin = await adminLogin(c)
+        const reserved = async () =>
+          (await api(c, 'GET', '/api/admin/stores', undefined, admin)).body.items.find(
+            (s: { name: string }) => s.name === store,
+          ).reservedBytes as number
+        const before = await reserved()
+        const size = 4 * MB
+        const part = path.join(tmp, 'expire.bin')
+        await writeGeneratedFile(part, size, 3)
+        const grant = await permission(c, store, 'expire.bin', size)
+        expect(await reserved()).toBe(before + size)
+        // One 1 MB chunk, then the client goes away.
+        let url = ''
+        await new Promise<void>((resolve, reject) => {
+          const { upload } = tusUpload(c.url, grant, part, size, {
+            chunkSize: MB,
+            onChunkComplete: () => {
+              url = upload.url!
+              void upload.abort().then(resolve, reject)
+            },
+          })
         })
-      })
-      const head = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
-      expect(head.status).toBe(200)
-      expect(head.headers.get('upload-offset')).toBe(String(MB))
-      await new Promise((resolve) => setTimeout(resolve, 1100))
-      // Two replicas sweep at the same moment: the permission is deleted, and released, once.
-      const swept = await Promise.all([
-        c.services.resumable.sweepExpired(),
-        d.services.resumable.sweepExpired(),
-      ])
-      expect(swept.sort()).toEqual([0, 1])
-      expect(await reserved()).toBe(before)
-      const gone = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
-      expect([404, 410]).toContain(gone.status)
-      const shared = await api(c, 'POST', '/api/share', {
-        files: [
-          {
-            name: 'expire.bin',
-            size,
-            type: 'application/octet-stream',
-            pathname: grant.pathname,
-            store: 'blob',
-          },
-        ],
-      })
-      expect(shared.status).toBe(400)
-    } finally {
-      await d.close()
-      await c.close()
-    }
-  }, 30_000)
+        const head = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
+        expect(head.status).toBe(200)
+        expect(head.headers.get('upload-offset')).toBe(String(MB))
+        await new Promise((resolve) => setTimeout(resolve, 1100))
+        // Two replicas sweep at the same moment: the permission is deleted, and released, once.
+        const swept = await Promise.all([
+          c.services.resumable.sweepExpired(),
+          d.services.resumable.sweepExpired(),
+        ])
+        expect(swept.sort()).toEqual([0, 1])
+        expect(await reserved()).toBe(before)
+        const gone = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
+        expect([404, 410]).toContain(gone.status)
+        // Nothing of it is left in the store: no partial file, no S3 part or record.
+        const prefix = grant.pathname.split('/')[0]!
+        expect(existsSync(path.join(c.config.BLOB_DIR, '.tus', prefix))).toBe(false)
+        const left: string[] = []
+        for await (const o of c.services.storage.instance(store)!.list())
+          if (o.pathname.startsWith(prefix)) left.push(o.pathname)
+        expect(left).toEqual([])
+        const shared = await api(c, 'POST', '/api/share', {
+          files: [
+            {
+              name: 'expire.bin',
+              size,
+              type: 'application/octet-stream',
+              pathname: grant.pathname,
+              store,
+            },
+          ],
+        })
+        expect(shared.status).toBe(400)
+      } finally {
+        await d.close()
+        await c.close()
+      }
+    },
+    30_000,
+  )
 
   it('when the client terminates an unfinished upload, then its reservation goes back at once', async () => {
     const admin = await adminLogin(a)
@@ -248,6 +262,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     expect(await reserved()).toBe(before)
     const head = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
     expect(head.status).toBe(404)
+    expect(existsSync(path.join(a.config.BLOB_DIR, '.tus', grant.pathname.split('/')[0]!))).toBe(false)
   })
 
   it('when a creation lacks the permission or declares another length, then it is refused in the envelope, and a permission makes one upload only', async () => {
