@@ -173,7 +173,12 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     logger,
   })
   // Resumable uploads: a tus server per instance; locks in Redis so replicas share them.
-  const tusExpiryMs = (config.TUS_EXPIRY_SECONDS ?? 86_400) * 1000
+  // Never longer than an unshared upload may live (ORPHAN_AFTER_HOURS): orphan clean-up would
+  // delete the permission of an upload still resumable, and its partial data with nobody to expire it.
+  const tusExpiryMs = Math.min(
+    (config.TUS_EXPIRY_SECONDS ?? 86_400) * 1000,
+    config.ORPHAN_AFTER_HOURS * 3_600_000,
+  )
   const tus = new TusEndpoints({
     basePath: TUS_BASE_PATH,
     locker: deps.kv instanceof RedisKeyValueStore ? new RedisLocker(deps.kv.redis) : null,

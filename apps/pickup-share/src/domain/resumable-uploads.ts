@@ -2,18 +2,13 @@ import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { ShareRepository } from '../store/share-repository.ts'
+import type { ResumableDataPort } from './ports.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
 /** The kinds a tus upload can go to: stores whose bytes pass through this server or a shared bucket. */
 export const RESUMABLE_KINDS = ['blob', 'bucket'] as const
-
-/** The tus side of a storage instance, as the domain needs it (storage/tus-endpoints.ts). */
-export interface ResumableDataPort {
-  /** Removes an unfinished upload's partial data; nothing there is not an error. */
-  removeUnfinished(instance: string, pathname: string): Promise<void>
-}
 
 /**
  * Resumable uploads (tus 1.0, issue 16): a tus upload is created only with a permission from

@@ -87,6 +87,28 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
     await expect(put('a.txt', 'again', { access: 'public', token: token.body.clientToken })).rejects.toThrow()
   })
 
+  it('when one client token is used by two uploads at once, then exactly one is stored and the reservation is its size', async () => {
+    const before = await reserved()
+    const token = await api(h, 'POST', '/api/upload', {
+      type: 'blob.generate-client-token',
+      payload: { pathname: 'race.bin', clientPayload: null, multipart: false },
+    })
+    const bodies = [randomBytes(300_000), randomBytes(200_000)]
+    const results = await Promise.allSettled(
+      bodies.map((b) => put('race.bin', b, { access: 'public', token: token.body.clientToken })),
+    )
+    const stored = results.filter((r) => r.status === 'fulfilled')
+    expect(stored).toHaveLength(1)
+    const winner = bodies[results.indexOf(stored[0]!)]!
+    expect(await reserved()).toBe(before + winner.length)
+    const downloaded = await shareAndDownload(
+      (stored[0] as PromiseFulfilledResult<{ pathname: string }>).value.pathname,
+      'race.bin',
+      winner.length,
+    )
+    expect(sha(downloaded)).toBe(sha(winner))
+  })
+
   it('when the token request is malformed or asks for multipart, then it is a 400 in the envelope', async () => {
     const multipart = await api(h, 'POST', '/api/upload', {
       type: 'blob.generate-client-token',
