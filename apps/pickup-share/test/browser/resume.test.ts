@@ -93,6 +93,31 @@ describeBrowser('the send page resumes uploads (tus-js-client in chromium)', () 
     await context.close()
   })
 
+  it('when the connection drops mid-upload, then the page resumes by itself and finishes', async () => {
+    const size = 24 * MB
+    const file = path.join(tmp, 'dropped.bin')
+    const sha = await writeGeneratedFile(file, size, 9)
+    const context = await browser.newContext({ baseURL: proxy.url, locale: 'en-US' })
+    const page = await context.newPage()
+    await page.goto('/')
+    await page.getByTestId('file-input').setInputFiles(file)
+    const start = proxy.upstreamBytes
+    const cutsBefore = proxy.cuts
+    proxy.cutAfter(size / 2)
+    await page.getByTestId('send-submit').click()
+    const code = (await page.getByTestId('pickup-code').textContent({ timeout: 60_000 }))!.trim()
+    expect(proxy.cuts).toBe(cutsBefore + 1)
+    // The file once, plus what was in flight at the cut: not sent again from the start.
+    expect(proxy.upstreamBytes - start).toBeLessThan(size + 8 * MB)
+    const taken = await api(h, 'POST', '/api/take', { code })
+    const pathname = taken.body.manifest.files[0].path as string
+    const res = await fetch(`${h.url}/api/download?code=${code}&path=${encodeURIComponent(pathname)}`)
+    const hash = createHash('sha256')
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) hash.update(chunk)
+    expect(hash.digest('hex')).toBe(sha)
+    await context.close()
+  })
+
   it('when the person cancels an upload, then the file leaves the list and the server gives its room back', async () => {
     const admin = await adminLogin(h)
     const reserved = async () =>
