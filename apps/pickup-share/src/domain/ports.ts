@@ -5,6 +5,9 @@
 
 /** The tus side of a storage instance, as the domain needs it (storage/tus-endpoints.ts implements it). */
 export interface ResumableDataPort {
-  /** Removes an unfinished upload's partial data; nothing there is not an error. */
-  removeUnfinished(instance: string, pathname: string): Promise<void>
+  /**
+   * Under the upload's lock: 'finished' when the file is in the store (left alone), else its
+   * partial data is removed (nothing there is not an error) and 'removed'.
+   */
+  expireIfUnfinished(instance: string, pathname: string): Promise<'finished' | 'removed'>
 }

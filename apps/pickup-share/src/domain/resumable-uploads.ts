@@ -100,13 +100,11 @@ export class ResumableUploads {
     let expired = 0
     for (const row of await this.d.shares.expiredResumableUploads(this.d.clock.now())) {
       try {
-        const driver = await this.d.instances.driver(row.storeInstance)
-        if (driver && (await driver.stat(row.pathname))) {
+        if ((await this.d.data.expireIfUnfinished(row.storeInstance, row.pathname)) === 'finished') {
           // Finished (the finish hook did not get to record it): kept until shared or orphaned.
           await this.d.shares.clearResumable(row.id)
           continue
         }
-        await this.d.data.removeUnfinished(row.storeInstance, row.pathname)
         if (await this.d.shares.deleteIssuedUploadIfUnshared(row.id)) {
           await this.d.reservations.releaseRow(row)
           expired++

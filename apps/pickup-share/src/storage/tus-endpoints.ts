@@ -43,6 +43,8 @@ type NodeRuntime = { runtime?: { node?: { req?: IncomingMessage & { [TUS_UPLOAD_
 export class TusEndpoints implements ResumableDataPort {
   private readonly servers = new Map<string, { server: Server; driver: StorageDriver }>()
   private hooks: TusHooks | null = null
+  /** Without Redis: one in-process locker for every instance's server and the sweeper. */
+  private readonly locker: Locker
 
   constructor(
     private readonly d: {
@@ -55,7 +57,9 @@ export class TusEndpoints implements ResumableDataPort {
       s3PartSize?: number
       logger: Logger
     },
-  ) {}
+  ) {
+    this.locker = d.locker ?? new MemoryLocker()
+  }
 
   /** Set once the domain exists (it needs this object as its data port). */
   setHooks(hooks: TusHooks): void {
@@ -79,7 +83,7 @@ export class TusEndpoints implements ResumableDataPort {
     const server = new Server({
       path: this.endpointOf(instance),
       datastore,
-      ...(this.d.locker ? { locker: this.d.locker } : { locker: new MemoryLocker() }),
+      locker: this.locker,
       disableTerminationForFinishedUploads: true,
       // Behind a proxy the relative URL resolves against what the client used.
       generateUrl: (_req, { path: base, id }) => `${base}/${encodeUploadId(id)}`,
@@ -118,17 +122,35 @@ export class TusEndpoints implements ResumableDataPort {
     return true
   }
 
-  async removeUnfinished(instance: string, pathname: string): Promise<void> {
+  /**
+   * Under the upload's lock (a request still writing to it is asked to stop, as tus does for a
+   * newer request): a finished upload is left alone, an unfinished one is removed from the store.
+   */
+  async expireIfUnfinished(instance: string, pathname: string): Promise<'finished' | 'removed'> {
     const server = await this.serverFor(instance)
     const driver = await this.d.driver(instance)
-    if (!server || !driver) return
+    if (!server || !driver) return 'removed'
+    const lock = this.locker.newLock(pathname)
+    const stop = new AbortController()
+    const timer = setTimeout(() => stop.abort(), 10_000)
     try {
-      // blob: the partial file and its record; bucket: the multipart upload and the .info record.
-      await server.datastore.remove(pathname)
-    } catch {
-      // Nothing there (never written, or removed already).
+      await lock.lock(stop.signal, () => {})
+    } finally {
+      clearTimeout(timer)
     }
-    await removeLeftovers(driver, pathname)
+    try {
+      if (await driver.stat(pathname)) return 'finished'
+      try {
+        // blob: the partial file and its record; bucket: the multipart upload and the .info record.
+        await server.datastore.remove(pathname)
+      } catch {
+        // Nothing there (never written, or removed already).
+      }
+      await removeLeftovers(driver, pathname)
+      return 'removed'
+    } finally {
+      await lock.unlock()
+    }
   }
 
   private datastoreFor(driver: StorageDriver): DataStore | null {
