@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import * as tus from 'tus-js-client'
 import { adminLogin, api, type Harness, startHarness, testDeps } from '../support/harness.ts'
 import { s3rverWithListParts } from '../support/s3-list-parts.ts'
@@ -234,6 +235,53 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     },
     30_000,
   )
+
+  it('when an upload expires while a PATCH is still writing to it, then the sweep stops that PATCH, removes the upload and gives its reservation back', async () => {
+    const c = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1 } })
+    let trickle: NodeJS.Timeout | undefined
+    try {
+      const admin = await adminLogin(c)
+      const reserved = async () =>
+        (await api(c, 'GET', '/api/admin/stores', undefined, admin)).body.items.find(
+          (s: { name: string }) => s.name === 'blob',
+        ).reservedBytes as number
+      const before = await reserved()
+      const size = 4 * MB
+      const grant = await permission(c, 'blob', 'slow.bin', size)
+      const created = await fetch(`${c.url}${grant.tus.endpoint}`, {
+        method: 'POST',
+        headers: { 'tus-resumable': '1.0.0', ...grant.tus.headers, 'upload-length': String(size) },
+      })
+      const url = new URL(created.headers.get('location')!, c.url)
+      // A slow client: 64 kB every 50 ms, still sending when the upload expires.
+      const body = new Readable({ read() {} })
+      trickle = setInterval(() => body.push(Buffer.alloc(64 * 1024, 1)), 50)
+      const patching = fetch(url, {
+        method: 'PATCH',
+        headers: {
+          'tus-resumable': '1.0.0',
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+        },
+        body: Readable.toWeb(body) as ReadableStream,
+        duplex: 'half',
+      } as RequestInit).then(
+        (res) => res.status,
+        () => 'connection closed',
+      )
+      await new Promise((resolve) => setTimeout(resolve, 1300))
+      const started = Date.now()
+      expect(await c.services.resumable.sweepExpired()).toBe(1)
+      // The PATCH was asked to let go at once, not waited out.
+      expect(Date.now() - started).toBeLessThan(5000)
+      expect(await patching).not.toBe(204)
+      expect(await reserved()).toBe(before)
+      expect(existsSync(path.join(c.config.BLOB_DIR, '.tus', grant.pathname.split('/')[0]!))).toBe(false)
+    } finally {
+      clearInterval(trickle)
+      await c.close()
+    }
+  }, 30_000)
 
   it('when the client terminates an unfinished upload, then its reservation goes back at once', async () => {
     const admin = await adminLogin(a)
