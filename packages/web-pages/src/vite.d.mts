@@ -1,0 +1,3 @@
+import type { UserConfig } from 'vite'
+
+export declare function pagesViteConfig(webDir: string, options?: { devApi?: Record<string, string> }): UserConfig
