@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type Account, type ApiKey, type NewKey, op, post } from './api.ts'
 import { formatDate, t } from './i18n.ts'
-import { Alert, CopyButton, describeFailure, fieldOf, Loading, PageTitle } from './ui.tsx'
+import { Alert, CopyButton, describeFailure, fieldOf, Loading, PageTitle, TableWrap } from './ui.tsx'
 
 function SecretOnce({ secret }: { secret: NewKey }) {
   return (
@@ -141,7 +141,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
       ) : keys.length === 0 ? (
         <p class="muted">{t('keys.none')}</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap label={t('keys.list')}>
           <table data-testid="key-table">
             <caption class="visually-hidden">{t('keys.list')}</caption>
             <thead>
@@ -176,7 +176,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
 
       <form class="card" onSubmit={saveList} aria-labelledby="allow-title">

@@ -91,8 +91,12 @@ function App() {
 
   useEffect(() => {
     document.title = `${t(TITLES[route.page])} · ${t('app.name')}`
-    // Each page load is a new page: its heading takes the focus once it is there.
-    const timer = setTimeout(() => document.querySelector<HTMLElement>('main h1')?.focus({ preventScroll: true }), 300)
+    // Each page load is a new page: its heading takes the focus once it is there, unless the
+    // person has already moved it (never pulled away from a field being typed into).
+    const timer = setTimeout(() => {
+      if (document.activeElement && document.activeElement !== document.body) return
+      document.querySelector<HTMLElement>('main h1')?.focus({ preventScroll: true })
+    }, 300)
     return () => clearTimeout(timer)
   }, [lang])
 

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, type AuditEntry, get, post } from './api.ts'
 import { formatDate, t } from './i18n.ts'
-import { Alert, describeFailure, Field, Loading, PageTitle } from './ui.tsx'
+import { Alert, describeFailure, Field, Loading, PageTitle, TableWrap } from './ui.tsx'
 
 export function AuditPage() {
   const [entries, setEntries] = useState<AuditEntry[] | null>(null)
@@ -26,7 +26,7 @@ export function AuditPage() {
       ) : !entries ? (
         <Loading />
       ) : (
-        <div class="table-wrap">
+        <TableWrap label={t('audit.title')}>
           <table data-testid="audit-table">
             <caption class="visually-hidden">{t('audit.title')}</caption>
             <thead>
@@ -54,7 +54,7 @@ export function AuditPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {next && (
         <div class="actions">

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type Account, ApiFailure, api, op, type Subdomain, type SystemInfo, type Zone } from './api.ts'
 import { formatDate, formatMoney, t, termOf } from './i18n.ts'
-import { Alert, describeFailure, fieldOf, Loading, PageTitle } from './ui.tsx'
+import { Alert, describeFailure, fieldOf, Loading, PageTitle, TableWrap } from './ui.tsx'
 
 const DAY_MS = 86_400_000
 
@@ -61,7 +61,7 @@ export function OverviewPage({ account }: { account: Account }) {
       ) : subdomains.length === 0 ? (
         <p class="muted">{t('overview.none')}</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap label={t('overview.subdomains')}>
           <table data-testid="subdomain-table">
             <caption class="visually-hidden">{t('overview.subdomains')}</caption>
             <thead>
@@ -95,7 +95,7 @@ export function OverviewPage({ account }: { account: Account }) {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   )

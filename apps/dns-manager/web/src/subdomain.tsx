@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiFailure, api, type DnsRecord, op, opText, type Subdomain, type SystemInfo } from './api.ts'
 import { formatDate, formatMoney, t } from './i18n.ts'
 import { renewalOpens, zoneOf } from './overview.tsx'
-import { Alert, describeFailure, fieldOf, Loading, PageTitle } from './ui.tsx'
+import { Alert, describeFailure, fieldOf, Loading, PageTitle, TableWrap } from './ui.tsx'
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const
 type RecordType = (typeof RECORD_TYPES)[number]
@@ -286,7 +286,7 @@ export function SubdomainPage({ id }: { id: number }) {
       {records.length === 0 ? (
         <p class="muted">{t('records.none')}</p>
       ) : (
-        <div class="table-wrap">
+        <TableWrap label={t('records.title')}>
           <table data-testid="record-table">
             <caption class="visually-hidden">{t('records.title')}</caption>
             <thead>
@@ -331,7 +331,7 @@ export function SubdomainPage({ id }: { id: number }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <h2>{t('subdomain.manage')}</h2>
       <div class="actions">

@@ -129,3 +129,12 @@ export function PageTitle({ children, id }: { children: ComponentChildren; id: s
     </h1>
   )
 }
+
+/** A table that may scroll sideways on a phone: a named region the keyboard can reach and scroll. */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  )
+}
