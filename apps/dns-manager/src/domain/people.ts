@@ -181,7 +181,10 @@ export async function completeSignup(
 }
 
 /** An invitation link for REGISTRATION=invite (the operator's CLI makes it). */
-export async function createInvite(deps: PeopleDeps, input: { validHours: number }) {
+export async function createInvite(
+  deps: Pick<PeopleDeps, 'people' | 'clock'> & { settings: Pick<PeopleSettings, 'publicUrl'> },
+  input: { validHours: number },
+) {
   const token = newToken()
   const expiresAt = new Date(deps.clock.now().getTime() + input.validHours * 3_600_000)
   await deps.people.createToken(hashToken(token), {

@@ -248,3 +248,127 @@ describe('back office: web security', () => {
     await request(bo.url).post('/rest/auth/verify').set(headers).expect(200)
   })
 })
+
+describe('back office: limits, registration modes and outages', () => {
+  it('when sign-in is tried too often for one account, then 429 with Retry-After, from any address', async () => {
+    const limited = await startBackOffice(deps, { SIGNIN_ATTEMPTS_PER_ACCOUNT: '3', SIGNIN_ATTEMPTS_PER_ADDRESS: '100' })
+    try {
+      const { email } = await signUp(limited)
+      for (let i = 0; i < 3; i++)
+        await browserAgent(limited.url).post('/account/api/signin', { email, password: 'wrong password!' }).expect(401)
+      const refused = await browserAgent(limited.url).post('/account/api/signin', { email, password: PASSWORD }).expect(429)
+      expect(refused.body.error.code).toBe('rate_limit_exceeded')
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+      // Reset requests for that address are limited the same way, and say nothing about the account.
+      for (let i = 0; i < 3; i++) await browserAgent(limited.url).post('/account/api/reset', { email }).expect(200)
+      await browserAgent(limited.url).post('/account/api/reset', { email }).expect(429)
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('when one address tries many accounts, then 429 after its budget', async () => {
+    const limited = await startBackOffice(deps, { SIGNIN_ATTEMPTS_PER_ADDRESS: '4' }, { ownKv: true })
+    try {
+      const answers: number[] = []
+      for (let i = 0; i < 6; i++) {
+        const res = await browserAgent(limited.url).post('/account/api/signin', {
+          email: `${unique('guess')}@example.test`,
+          password: 'wrong password!',
+        })
+        answers.push(res.status)
+      }
+      expect(answers).toEqual([401, 401, 401, 401, 429, 429])
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('when sign-in is raced past the budget, then no more attempts are checked than the budget allows', async () => {
+    const limited = await startBackOffice(deps, { SIGNIN_ATTEMPTS_PER_ACCOUNT: '5', SIGNIN_ATTEMPTS_PER_ADDRESS: '100' })
+    try {
+      const { email } = await signUp(limited)
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          browserAgent(limited.url).post('/account/api/signin', { email, password: 'wrong password!' }),
+        ),
+      )
+      const statuses = answers.map((a) => a.status)
+      expect(statuses.filter((s) => s === 401)).toHaveLength(5)
+      expect(statuses.filter((s) => s === 429)).toHaveLength(7)
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('when registration is closed, then sign-up is 403 registration_closed', async () => {
+    const closed = await startBackOffice(deps, { REGISTRATION: 'closed' })
+    try {
+      const res = await browserAgent(closed.url)
+        .post('/account/api/signup', { email: `${unique('c')}@example.test` })
+        .expect(403)
+      expect(res.body.error.code).toBe('registration_closed')
+      const site = await browserAgent(closed.url).get('/account/api/site').expect(200)
+      expect(site.body.registration).toBe('closed')
+    } finally {
+      await closed.close()
+    }
+  })
+
+  it('when the mail server is down, then sign-up answers 503 mail_unavailable with Retry-After', async () => {
+    const down = await startBackOffice(deps)
+    await down.smtp.close()
+    try {
+      const res = await browserAgent(down.url)
+        .post('/account/api/signup', { email: `${unique('down')}@example.test` })
+        .expect(503)
+      expect(res.body.error.code).toBe('mail_unavailable')
+      expect(res.headers['retry-after']).toBeDefined()
+    } finally {
+      await down.server.close()
+    }
+  })
+
+  it('when a reset link is used concurrently, then exactly one use sets the password', async () => {
+    const { email } = await signUp(bo)
+    await browserAgent(bo.url).post('/account/api/reset', { email }).expect(200)
+    const token = tokenIn((await bo.smtp.mailTo(email)).text, '/account/reset/complete')
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        browserAgent(bo.url).post('/account/api/reset/complete', { token, password: `racing password ${i}` }),
+      ),
+    )
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400, 400])
+  })
+
+  it('when bad input reaches the account routes, then a clear 400 in the envelope', async () => {
+    const anon = browserAgent(bo.url)
+    const email = await anon.post('/account/api/signup', { email: 'not-an-address' }).expect(400)
+    expect(email.body).toMatchObject({ success: false, error: { code: 'bad_request' } })
+    expect(email.body.error.message).toMatch(/email/)
+    const short = await anon.post('/account/api/signup/complete', { token: 'x'.repeat(43), password: 'short' }).expect(400)
+    expect(short.body.error.details.field).toBe('password')
+    const link = await anon.get(`/account/api/signup/link?token=${'y'.repeat(43)}`).expect(400)
+    expect(link.body.error.code).toBe('link_invalid')
+    const unknown = await anon.get('/account/api/nothing-here').expect(401)
+    expect(unknown.body.error.code).toBe('session_required')
+  })
+})
+
+describe('back office: the pages are served', () => {
+  it('when a page is asked for, then the one HTML document with a strict CSP; assets are immutable', async () => {
+    const { ensureWebBuilt } = await import('@quartet/web-pages/testing')
+    const path = await import('node:path')
+    ensureWebBuilt(path.resolve(__dirname, '..', '..'))
+    for (const p of ['/', '/account', '/account/keys', '/account/subdomains/12', '/account/signup/complete']) {
+      const res = await request(bo.url).get(p).expect(200)
+      expect(res.headers['content-type']).toMatch(/text\/html/)
+      expect(res.headers['content-security-policy']).toContain("script-src 'self'")
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+    }
+    const html = (await request(bo.url).get('/').expect(200)).text
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!
+    const js = await request(bo.url).get(asset).expect(200)
+    expect(js.headers['cache-control']).toContain('immutable')
+  })
+})

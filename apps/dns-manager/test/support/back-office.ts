@@ -1,4 +1,4 @@
-import { type RunningServer, startTestServer, type TestDeps } from '@quartet/core/testing'
+import { createTestKv, type RunningServer, startTestServer, type TestDeps } from '@quartet/core/testing'
 import request from 'supertest'
 import type TestAgent from 'supertest/lib/agent'
 import type { DnsManager } from '../../src/app.ts'
@@ -18,9 +18,17 @@ export interface BackOffice {
 }
 
 /** dns-manager on a loopback port, mailing through a real SMTP server in this process. */
-export async function startBackOffice(deps: TestDeps<Db>, env: Record<string, string> = {}): Promise<BackOffice> {
+export async function startBackOffice(
+  deps: TestDeps<Db>,
+  env: Record<string, string> = {},
+  options: { ownKv?: boolean } = {},
+): Promise<BackOffice> {
   const smtp = await startSmtpServer()
-  const manager = buildApp(deps, {
+  // ownKv: counters of this app alone (the file's other apps share the test's kv and its address).
+  const withKv = options.ownKv
+    ? { database: deps.database, db: deps.db, kv: createTestKv() }
+    : deps
+  const manager = buildApp(withKv, {
     env: { SMTP_URL: smtp.url, PUBLIC_URL, REGISTRATION: 'open', ...env },
   })
   const server = await startTestServer(manager.app)
@@ -32,6 +40,7 @@ export async function startBackOffice(deps: TestDeps<Db>, env: Record<string, st
     close: async () => {
       await server.close()
       await smtp.close()
+      if (withKv !== deps) await withKv.kv.close()
     },
   }
 }
