@@ -46,7 +46,10 @@ export function csrfGuard(allowedOrigins: string[], what = 'admin'): RequestHand
     if (origin !== undefined && !allowed.includes(origin.replace(/\/$/, '')))
       throw new ApiError('csrf_rejected', `${what} requests from origin ${origin} are refused`)
     if (site === undefined && origin === undefined)
-      throw new ApiError('csrf_rejected', `state-changing ${what} requests need an Origin header naming this site`)
+      throw new ApiError(
+        'csrf_rejected',
+        `state-changing ${what} requests need an Origin header naming this site`,
+      )
     next()
   }
 }

@@ -206,7 +206,13 @@ async function startSession(deps: PeopleDeps, account: AccountRow, ip: string | 
   const id = generateToken('', 32)
   const now = deps.clock.now()
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS)
-  await deps.sessions.createSession({ idHash: hashToken(id), accountId: account.id, ip: ip ?? null, now, expiresAt })
+  await deps.sessions.createSession({
+    idHash: hashToken(id),
+    accountId: account.id,
+    ip: ip ?? null,
+    now,
+    expiresAt,
+  })
   return { sessionId: id, expiresAt, accountId: account.id }
 }
 
@@ -238,7 +244,11 @@ export async function sessionPrincipal(
   ip: string | undefined,
 ): Promise<(Principal & { email: string; apiAccessEnabled: boolean; ipAllowList: string[] }) | null> {
   if (!sessionId) return null
-  const s = await deps.sessions.resumeSession(hashToken(sessionId), deps.clock.now(), deps.settings.sessionIdleMs)
+  const s = await deps.sessions.resumeSession(
+    hashToken(sessionId),
+    deps.clock.now(),
+    deps.settings.sessionIdleMs,
+  )
   if (!s) return null
   return {
     accountId: s.accountId,
@@ -274,7 +284,9 @@ export async function changePassword(
   const stored = await deps.people.passwordHashOf(p.accountId)
   if (!stored || !(await verifyPassword(input.current_password, stored))) {
     await auditWeb(deps, p.accountId, p.ip, 'web.password.change', 'auth_invalid_password')
-    throw new ApiError('auth_invalid_password', 'the current password is wrong', { field: 'current_password' })
+    throw new ApiError('auth_invalid_password', 'the current password is wrong', {
+      field: 'current_password',
+    })
   }
   await deps.people.setPassword(p.accountId, await hashPassword(input.new_password), deps.clock.now())
   await auditWeb(deps, p.accountId, p.ip, 'web.password.change')

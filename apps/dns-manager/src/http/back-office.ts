@@ -39,7 +39,10 @@ export const ZAccountSettings = z.strictObject({
 })
 export const ZAuditQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.string().regex(/^\d{1,19}$/, 'must be an entry id').optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/, 'must be an entry id')
+    .optional(),
 })
 export const ZOperationName = z.strictObject({ name: z.string().max(64) })
 
@@ -61,7 +64,9 @@ const page = (op: Omit<OperationDoc, 'tags'>, signedIn = true): OperationDoc => 
   ...(signedIn ? { security: ['accountSession'] } : {}),
   responses: {
     ...op.responses,
-    ...(signedIn ? { 401: { description: 'session_required: sign in first' } } : ({} as OperationDoc['responses'])),
+    ...(signedIn
+      ? { 401: { description: 'session_required: sign in first' } }
+      : ({} as OperationDoc['responses'])),
     403: {
       description: `csrf_rejected: a write without X-Requested-With from this site${op.responses[403] ? `; ${op.responses[403].description}` : ''}`,
     },
@@ -113,7 +118,10 @@ export const backOfficeOperations: OperationDoc[] = [
       operationId: 'signupComplete',
       summary: 'Choose a password and create the account; sets the qdm_session cookie',
       request: { body: ZCompleteWithPassword },
-      responses: { 201: { description: 'signed up and in' }, 400: { description: 'link_invalid, bad_request' } },
+      responses: {
+        201: { description: 'signed up and in' },
+        400: { description: 'link_invalid, bad_request' },
+      },
     },
     false,
   ),
@@ -139,7 +147,10 @@ export const backOfficeOperations: OperationDoc[] = [
       operationId: 'resetRequest',
       summary: 'Mail a password-reset link (the same answer whether or not the address has an account)',
       request: { body: ZResetRequest },
-      responses: { 200: { description: 'mailed if the address has an account' }, 429: { description: 'limited' } },
+      responses: {
+        200: { description: 'mailed if the address has an account' },
+        429: { description: 'limited' },
+      },
     },
     false,
   ),
@@ -174,7 +185,10 @@ export const backOfficeOperations: OperationDoc[] = [
     operationId: 'accountSettings',
     summary: 'The API access switch and the IP allow list',
     request: { body: ZAccountSettings },
-    responses: { 200: { description: 'the account' }, 400: { description: 'bad_request (field ip_allow_list)' } },
+    responses: {
+      200: { description: 'the account' },
+      400: { description: 'bad_request (field ip_allow_list)' },
+    },
   }),
   page({
     method: 'post',

@@ -10,7 +10,11 @@ const SMTP_TIMEOUT_MS = 10_000
  * message, link included, is written at info level so a developer can follow it; main says so
  * at start).
  */
-export function createMailer(options: { smtpUrl?: string | undefined; from: string; logger: Logger }): Mailer {
+export function createMailer(options: {
+  smtpUrl?: string | undefined
+  from: string
+  logger: Logger
+}): Mailer {
   const { smtpUrl, from, logger } = options
   if (!smtpUrl)
     return {

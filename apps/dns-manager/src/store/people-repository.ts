@@ -69,30 +69,30 @@ export function createPeopleRepository(db: Db, schema: string): PeopleStore & We
       return row ? toToken(row) : null
     },
     async completeSignup({ tokenHash, now, passwordHash, quotaTotal, balanceCents }) {
-      const result = await inTransaction<Awaited<ReturnType<PeopleStore['completeSignup']>>, 'invalid' | 'taken'>(
-        db,
-        async (tx) => {
-          const token = await spendToken(tx, schema, tokenHash, 'signup', now)
-          if (!token?.email) throw new Abort('invalid')
-          if (token.inviteHash && !(await spendToken(tx, schema, token.inviteHash, 'invite', now)))
-            throw new Abort('invalid')
-          try {
-            return await tx.account.create({
-              data: {
-                email: token.email,
-                quotaTotal,
-                balanceCents,
-                login: { create: { passwordHash, changedAt: now } },
-              },
-              select: accountSelect,
-            })
-          } catch (err) {
-            if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
-              throw new Abort('taken')
-            throw err
-          }
-        },
-      )
+      const result = await inTransaction<
+        Awaited<ReturnType<PeopleStore['completeSignup']>>,
+        'invalid' | 'taken'
+      >(db, async (tx) => {
+        const token = await spendToken(tx, schema, tokenHash, 'signup', now)
+        if (!token?.email) throw new Abort('invalid')
+        if (token.inviteHash && !(await spendToken(tx, schema, token.inviteHash, 'invite', now)))
+          throw new Abort('invalid')
+        try {
+          return await tx.account.create({
+            data: {
+              email: token.email,
+              quotaTotal,
+              balanceCents,
+              login: { create: { passwordHash, changedAt: now } },
+            },
+            select: accountSelect,
+          })
+        } catch (err) {
+          if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
+            throw new Abort('taken')
+          throw err
+        }
+      })
       return result.value
     },
     async completeReset(tokenHash, now, passwordHash) {

@@ -1,6 +1,12 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt, screenshotDir } from '@quartet/web-pages/testing'
+import {
+  axeSerious,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  ensureWebBuilt,
+  screenshotDir,
+} from '@quartet/web-pages/testing'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import request from 'supertest'
 import { unique, useDeps } from '../helpers.ts'
@@ -11,7 +17,9 @@ const SCREENSHOTS = screenshotDir(APP_DIR)
 
 const haveChromium = existsSync(CHROMIUM)
 if (!haveChromium)
-  console.warn(`browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium; TEST_CHROMIUM=<path>)`)
+  console.warn(
+    `browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium; TEST_CHROMIUM=<path>)`,
+  )
 const describeBrowser = haveChromium ? describe : describe.skip
 
 jest.setTimeout(180_000)
@@ -142,11 +150,13 @@ describeBrowser('the back office in a real browser (chromium)', () => {
       .expect(400)
     expect(fieldError).toBe(sameInput.body.error.message)
     // The record resolves as the API serves it.
-    const records = await request(bo.url).get(`/rest/subdomains/${subdomainId}/records`).set(headers).expect(200)
-    expect(records.body.dns_records.map((r: { type: string; content: string }) => `${r.type} ${r.content}`).sort()).toEqual([
-      'A 93.184.215.14',
-      'TXT v=spf1 -all',
-    ])
+    const records = await request(bo.url)
+      .get(`/rest/subdomains/${subdomainId}/records`)
+      .set(headers)
+      .expect(200)
+    expect(
+      records.body.dns_records.map((r: { type: string; content: string }) => `${r.type} ${r.content}`).sort(),
+    ).toEqual(['A 93.184.215.14', 'TXT v=spf1 -all'])
 
     // The API switch: off, and the API refuses at once; on again.
     const apiSwitch = page.getByRole('switch', { name: 'API access' })
@@ -168,7 +178,9 @@ describeBrowser('the back office in a real browser (chromium)', () => {
     // Delete, with a confirmation that names what goes.
     await page.goto(`/account/subdomains/${subdomainId}`)
     await page.getByTestId('delete-subdomain').click()
-    await expect(page.getByTestId('confirm-delete').textContent()).resolves.toContain(`myhome.${zone} and its 2 record(s)`)
+    await expect(page.getByTestId('confirm-delete').textContent()).resolves.toContain(
+      `myhome.${zone} and its 2 record(s)`,
+    )
     await expectAccessible(page, 'confirm-delete')
     await page.getByTestId('confirm-delete-yes').click()
     await page.waitForURL('**/account?deleted=*')

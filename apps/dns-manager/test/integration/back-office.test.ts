@@ -26,7 +26,12 @@ describe('back office: the journey through its JSON API', () => {
     const { browser, email } = await signUp(bo)
 
     const me = await browser.get('/account/api/account').expect(200)
-    expect(me.body.account).toMatchObject({ email, api_access_enabled: true, quota_total: 2, balance_cents: 0 })
+    expect(me.body.account).toMatchObject({
+      email,
+      api_access_enabled: true,
+      quota_total: 2,
+      balance_cents: 0,
+    })
     expect(me.headers['cache-control']).toBe('no-store')
 
     const created = await browser.op('subdomains.create', { subdomain: 'home', rootdomain: zone }).expect(201)
@@ -105,7 +110,9 @@ describe('back office: accounts for people', () => {
   it('when signing in and out, then the cookie is HttpOnly and SameSite and the session ends', async () => {
     const { email } = await signUp(bo)
     const browser = browserAgent(bo.url)
-    const wrong = await browser.post('/account/api/signin', { email, password: 'wrong password!' }).expect(401)
+    const wrong = await browser
+      .post('/account/api/signin', { email, password: 'wrong password!' })
+      .expect(401)
     const unknown = await browser
       .post('/account/api/signin', { email: `${unique('x')}@example.test`, password: 'wrong password!' })
       .expect(401)
@@ -130,11 +137,17 @@ describe('back office: accounts for people', () => {
       .expect(400)
     expect(short.body.error.details.field).toBe('new_password')
     const wrong = await browser
-      .post('/account/api/account/password', { current_password: 'not it at all', new_password: 'a new long password' })
+      .post('/account/api/account/password', {
+        current_password: 'not it at all',
+        new_password: 'a new long password',
+      })
       .expect(401)
     expect(wrong.body.error.code).toBe('auth_invalid_password')
     await browser
-      .post('/account/api/account/password', { current_password: PASSWORD, new_password: 'a new long password' })
+      .post('/account/api/account/password', {
+        current_password: PASSWORD,
+        new_password: 'a new long password',
+      })
       .expect(200)
     await other.get('/account/api/account').expect(401)
     await browser.get('/account/api/account').expect(200)
@@ -168,7 +181,9 @@ describe('back office: accounts for people', () => {
   it('when an account made by the CLI has no password, then the reset mail sets its first one', async () => {
     const { createAccount } = await import('../helpers.ts')
     const a = await createAccount(deps)
-    const { email } = (await deps.db.account.findUniqueOrThrow({ where: { id: a.accountId } })) as { email: string }
+    const { email } = (await deps.db.account.findUniqueOrThrow({ where: { id: a.accountId } })) as {
+      email: string
+    }
     await browserAgent(bo.url).post('/account/api/signin', { email, password: PASSWORD }).expect(401)
     await browserAgent(bo.url).post('/account/api/reset', { email }).expect(200)
     const token = tokenIn((await bo.smtp.mailTo(email)).text, '/account/reset/complete')
@@ -251,16 +266,24 @@ describe('back office: web security', () => {
 
 describe('back office: limits, registration modes and outages', () => {
   it('when sign-in is tried too often for one account, then 429 with Retry-After, from any address', async () => {
-    const limited = await startBackOffice(deps, { SIGNIN_ATTEMPTS_PER_ACCOUNT: '3', SIGNIN_ATTEMPTS_PER_ADDRESS: '100' })
+    const limited = await startBackOffice(deps, {
+      SIGNIN_ATTEMPTS_PER_ACCOUNT: '3',
+      SIGNIN_ATTEMPTS_PER_ADDRESS: '100',
+    })
     try {
       const { email } = await signUp(limited)
       for (let i = 0; i < 3; i++)
-        await browserAgent(limited.url).post('/account/api/signin', { email, password: 'wrong password!' }).expect(401)
-      const refused = await browserAgent(limited.url).post('/account/api/signin', { email, password: PASSWORD }).expect(429)
+        await browserAgent(limited.url)
+          .post('/account/api/signin', { email, password: 'wrong password!' })
+          .expect(401)
+      const refused = await browserAgent(limited.url)
+        .post('/account/api/signin', { email, password: PASSWORD })
+        .expect(429)
       expect(refused.body.error.code).toBe('rate_limit_exceeded')
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
       // Reset requests for that address are limited the same way, and say nothing about the account.
-      for (let i = 0; i < 3; i++) await browserAgent(limited.url).post('/account/api/reset', { email }).expect(200)
+      for (let i = 0; i < 3; i++)
+        await browserAgent(limited.url).post('/account/api/reset', { email }).expect(200)
       await browserAgent(limited.url).post('/account/api/reset', { email }).expect(429)
     } finally {
       await limited.close()
@@ -285,7 +308,10 @@ describe('back office: limits, registration modes and outages', () => {
   })
 
   it('when sign-in is raced past the budget, then no more attempts are checked than the budget allows', async () => {
-    const limited = await startBackOffice(deps, { SIGNIN_ATTEMPTS_PER_ACCOUNT: '5', SIGNIN_ATTEMPTS_PER_ADDRESS: '100' })
+    const limited = await startBackOffice(deps, {
+      SIGNIN_ATTEMPTS_PER_ACCOUNT: '5',
+      SIGNIN_ATTEMPTS_PER_ADDRESS: '100',
+    })
     try {
       const { email } = await signUp(limited)
       const answers = await Promise.all(
@@ -346,7 +372,9 @@ describe('back office: limits, registration modes and outages', () => {
     const email = await anon.post('/account/api/signup', { email: 'not-an-address' }).expect(400)
     expect(email.body).toMatchObject({ success: false, error: { code: 'bad_request' } })
     expect(email.body.error.message).toMatch(/email/)
-    const short = await anon.post('/account/api/signup/complete', { token: 'x'.repeat(43), password: 'short' }).expect(400)
+    const short = await anon
+      .post('/account/api/signup/complete', { token: 'x'.repeat(43), password: 'short' })
+      .expect(400)
     expect(short.body.error.details.field).toBe('password')
     const link = await anon.get(`/account/api/signup/link?token=${'y'.repeat(43)}`).expect(400)
     expect(link.body.error.code).toBe('link_invalid')
@@ -360,7 +388,13 @@ describe('back office: the pages are served', () => {
     const { ensureWebBuilt } = await import('@quartet/web-pages/testing')
     const path = await import('node:path')
     ensureWebBuilt(path.resolve(__dirname, '..', '..'))
-    for (const p of ['/', '/account', '/account/keys', '/account/subdomains/12', '/account/signup/complete']) {
+    for (const p of [
+      '/',
+      '/account',
+      '/account/keys',
+      '/account/subdomains/12',
+      '/account/signup/complete',
+    ]) {
       const res = await request(bo.url).get(p).expect(200)
       expect(res.headers['content-type']).toMatch(/text\/html/)
       expect(res.headers['content-security-policy']).toContain("script-src 'self'")

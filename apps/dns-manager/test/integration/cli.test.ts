@@ -109,7 +109,10 @@ describe('operator CLI: back-office invitations', () => {
     const { startBackOffice, browserAgent, tokenIn, PASSWORD } = await import('../support/back-office.ts')
     const invite = await cli('invites:create', '--hours', '2')
     expect(invite.code).toBe(0)
-    expect(invite.json).toEqual({ invite_url: expect.stringContaining('/account/signup?invite='), expires_at: expect.any(String) })
+    expect(invite.json).toEqual({
+      invite_url: expect.stringContaining('/account/signup?invite='),
+      expires_at: expect.any(String),
+    })
     const token = new URL(String(invite.json.invite_url)).searchParams.get('invite')!
     const bo = await startBackOffice(deps, { REGISTRATION: 'invite' })
     try {
@@ -118,7 +121,9 @@ describe('operator CLI: back-office invitations', () => {
       expect(without.body.error.code).toBe('invite_required')
       await browserAgent(bo.url).post('/account/api/signup', { email, invite: token }).expect(200)
       const link = tokenIn((await bo.smtp.mailTo(email)).text, '/account/signup/complete')
-      await browserAgent(bo.url).post('/account/api/signup/complete', { token: link, password: PASSWORD }).expect(201)
+      await browserAgent(bo.url)
+        .post('/account/api/signup/complete', { token: link, password: PASSWORD })
+        .expect(201)
       // The invitation is spent: a second person cannot use it.
       const second = await browserAgent(bo.url)
         .post('/account/api/signup', { email: `${unique('inv2')}@example.test`, invite: token })

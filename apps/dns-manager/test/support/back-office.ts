@@ -25,9 +25,7 @@ export async function startBackOffice(
 ): Promise<BackOffice> {
   const smtp = await startSmtpServer()
   // ownKv: counters of this app alone (the file's other apps share the test's kv and its address).
-  const withKv = options.ownKv
-    ? { database: deps.database, db: deps.db, kv: createTestKv() }
-    : deps
+  const withKv = options.ownKv ? { database: deps.database, db: deps.db, kv: createTestKv() } : deps
   const manager = buildApp(withKv, {
     env: { SMTP_URL: smtp.url, PUBLIC_URL, REGISTRATION: 'open', ...env },
   })
@@ -49,7 +47,10 @@ export async function startBackOffice(
 export function browserAgent(url: string) {
   const agent = request.agent(url)
   const write = (method: 'post', path: string) =>
-    agent[method](path).set('X-Requested-With', 'fetch').set('Origin', url).set('Sec-Fetch-Site', 'same-origin')
+    agent[method](path)
+      .set('X-Requested-With', 'fetch')
+      .set('Origin', url)
+      .set('Sec-Fetch-Site', 'same-origin')
   return {
     agent,
     post: (path: string, body: object = {}) => write('post', path).send(body),

@@ -25,7 +25,13 @@ async function failureOf(res: Response): Promise<ApiFailure> {
       retryAfter,
     )
   } catch {
-    return new ApiFailure(res.status, String(res.status), res.statusText || `HTTP ${res.status}`, {}, retryAfter)
+    return new ApiFailure(
+      res.status,
+      String(res.status),
+      res.statusText || `HTTP ${res.status}`,
+      {},
+      retryAfter,
+    )
   }
 }
 
@@ -129,6 +135,8 @@ export const api = {
   site: () => get<{ registration: 'open' | 'invite' | 'closed'; password_min: number }>('/site'),
   account: () => get<{ account: Account }>('/account'),
   system: () => op<{ system: SystemInfo }>('system.info'),
-  subdomains: () => op<{ subdomains: Subdomain[]; next_cursor: string | null }>('subdomains.list', { per_page: 500 }),
-  quota: () => op<{ quota: { used: number; total: number; available: number }; balance_cents: number }>('quota.get'),
+  subdomains: () =>
+    op<{ subdomains: Subdomain[]; next_cursor: string | null }>('subdomains.list', { per_page: 500 }),
+  quota: () =>
+    op<{ quota: { used: number; total: number; available: number }; balance_cents: number }>('quota.get'),
 }

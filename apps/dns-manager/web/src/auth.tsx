@@ -34,7 +34,11 @@ export function SignInPage() {
   const [password, setPassword] = useState('')
   const { busy, error, run } = useBusy()
   const message =
-    error instanceof ApiFailure && error.code === 'auth_invalid_password' ? t('signin.wrong') : error ? describeFailure(error) : null
+    error instanceof ApiFailure && error.code === 'auth_invalid_password'
+      ? t('signin.wrong')
+      : error
+        ? describeFailure(error)
+        : null
   return (
     <section class="narrow" aria-labelledby="signin-title">
       <PageTitle id="signin-title">{t('signin.title')}</PageTitle>
@@ -47,7 +51,15 @@ export function SignInPage() {
           })
         }
       >
-        <Field id="email" label={t('common.email')} type="email" autoComplete="username" required value={email} onInput={setEmail} />
+        <Field
+          id="email"
+          label={t('common.email')}
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onInput={setEmail}
+        />
         <Field
           id="password"
           label={t('common.password')}
@@ -57,14 +69,19 @@ export function SignInPage() {
           value={password}
           onInput={setPassword}
         />
-        {message && <Alert kind="error" testId="signin-error">{message}</Alert>}
+        {message && (
+          <Alert kind="error" testId="signin-error">
+            {message}
+          </Alert>
+        )}
         <div class="actions">
           <button type="submit" disabled={busy} data-testid="signin-submit">
             {t('signin.submit')}
           </button>
         </div>
         <p class="small">
-          <a href="/account/reset">{t('signin.forgot')}</a> · <a href="/account/signup">{t('signin.noAccount')}</a>
+          <a href="/account/reset">{t('signin.forgot')}</a> ·{' '}
+          <a href="/account/signup">{t('signin.noAccount')}</a>
         </p>
       </form>
     </section>
@@ -78,7 +95,10 @@ export function SignUpPage() {
   const [sent, setSent] = useState(false)
   const { busy, error, run } = useBusy()
   useEffect(() => {
-    api.site().then(setSite).catch(() => setSite({ registration: 'invite' }))
+    api
+      .site()
+      .then(setSite)
+      .catch(() => setSite({ registration: 'invite' }))
   }, [])
   if (!site) return <Loading />
   const closed = site.registration === 'closed' || (site.registration === 'invite' && !invite)
@@ -86,7 +106,9 @@ export function SignUpPage() {
     <section class="narrow" aria-labelledby="signup-title">
       <PageTitle id="signup-title">{t('signup.title')}</PageTitle>
       {closed ? (
-        <Alert kind="info">{site.registration === 'closed' ? t('signup.closed') : t('signup.inviteOnly')}</Alert>
+        <Alert kind="info">
+          {site.registration === 'closed' ? t('signup.closed') : t('signup.inviteOnly')}
+        </Alert>
       ) : sent ? (
         <Alert kind="ok" testId="signup-sent">
           {t('signup.sent', { email })}
@@ -215,7 +237,15 @@ export function ResetRequestPage() {
           }
         >
           <p>{t('reset.intro')}</p>
-          <Field id="email" label={t('common.email')} type="email" autoComplete="email" required value={email} onInput={setEmail} />
+          <Field
+            id="email"
+            label={t('common.email')}
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onInput={setEmail}
+          />
           {error && <Alert kind="error">{describeFailure(error)}</Alert>}
           <div class="actions">
             <button type="submit" disabled={busy} data-testid="reset-submit">

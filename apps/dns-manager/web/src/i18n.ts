@@ -148,7 +148,8 @@ const en = {
 
   'keys.title': 'API access',
   'keys.switch': 'API access',
-  'keys.switchHelp': 'When it is off, every API key of this account is refused (403 api_access_disabled). These pages keep working.',
+  'keys.switchHelp':
+    'When it is off, every API key of this account is refused (403 api_access_disabled). These pages keep working.',
   'keys.switchOn': 'on',
   'keys.switchOff': 'off',
   'keys.switchedOn': 'API access is on.',
@@ -174,7 +175,8 @@ const en = {
   'keys.copyKey': 'Copy the key',
   'keys.copySecret': 'Copy the secret',
   'keys.allowList': 'IP allow list',
-  'keys.allowHelp': 'When the list is not empty, the API answers only requests from these addresses. IPv4, IPv6 and CIDR ranges.',
+  'keys.allowHelp':
+    'When the list is not empty, the API answers only requests from these addresses. IPv4, IPv6 and CIDR ranges.',
   'keys.allowLabel': 'Addresses and ranges, one per line',
   'keys.yourIp': 'Your address now: {ip}',
   'keys.addMine': 'Add my address',
@@ -303,7 +305,8 @@ const zh: Record<Key, string> = {
   'subdomain.zoneFile': '区域文件',
   'subdomain.delete': '删除此子域名',
   'subdomain.confirmTitle': '删除 {name}？',
-  'subdomain.confirmText': '{name} 及其 {count} 条记录将从 DNS 中移除，该名称之后可能被他人注册。此操作无法撤销。',
+  'subdomain.confirmText':
+    '{name} 及其 {count} 条记录将从 DNS 中移除，该名称之后可能被他人注册。此操作无法撤销。',
   'subdomain.confirmYes': '确认删除',
 
   'records.title': 'DNS 记录',
@@ -409,7 +412,9 @@ export function initialLang(): Lang {
   } catch {
     // storage refused: the browser's languages decide
   }
-  return navigator.languages.some((l) => /^zh(-(hans|cn|sg))?$/i.test(l) || /^zh-hans/i.test(l)) ? 'zh-Hans' : 'en'
+  return navigator.languages.some((l) => /^zh(-(hans|cn|sg))?$/i.test(l) || /^zh-hans/i.test(l))
+    ? 'zh-Hans'
+    : 'en'
 }
 
 export function setLang(lang: Lang, remember: boolean): void {
@@ -430,15 +435,19 @@ export function t(key: Key, params: Record<string, string | number> = {}): strin
 
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return '—'
-  return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
-    new Date(iso),
-  ) + ' UTC'
+  return (
+    new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
+      new Date(iso),
+    ) + ' UTC'
+  )
 }
 
 /** Prices and balances are kept in cents of the operator's currency, shown with two decimals. */
 export function formatMoney(cents: number): string {
   if (cents === 0) return current === 'zh-Hans' ? '免费' : 'free'
-  return new Intl.NumberFormat(current, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(cents / 100)
+  return new Intl.NumberFormat(current, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(
+    cents / 100,
+  )
 }
 
 export function termOf(years: number): string {

@@ -12,7 +12,8 @@ function SecretOnce({ secret }: { secret: NewKey }) {
         <div>
           <dt>{t('keys.key')}</dt>
           <dd>
-            <code data-testid="new-api-key">{secret.api_key}</code> <CopyButton text={secret.api_key} label={t('keys.copyKey')} />
+            <code data-testid="new-api-key">{secret.api_key}</code>{' '}
+            <CopyButton text={secret.api_key} label={t('keys.copyKey')} />
           </dd>
         </div>
         <div>
@@ -77,7 +78,10 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
   const toggle = () =>
     act(async () => {
       await post('/account/settings', { api_access_enabled: !account.api_access_enabled })
-      setMessage({ kind: 'ok', text: account.api_access_enabled ? t('keys.switchedOff') : t('keys.switchedOn') })
+      setMessage({
+        kind: 'ok',
+        text: account.api_access_enabled ? t('keys.switchedOff') : t('keys.switchedOn'),
+      })
       reload()
     })
   const saveList = async (e: Event) => {
@@ -161,14 +165,28 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
                   <td>
                     <code>{k.api_key}</code>
                   </td>
-                  <td>{k.scope === 'full' ? t('keys.scopeFull') : `${k.scope}${k.subdomain_id ? ` #${k.subdomain_id}` : ''}`}</td>
+                  <td>
+                    {k.scope === 'full'
+                      ? t('keys.scopeFull')
+                      : `${k.scope}${k.subdomain_id ? ` #${k.subdomain_id}` : ''}`}
+                  </td>
                   <td>{formatDate(k.created_at)}</td>
                   <td>{formatDate(k.last_used_at)}</td>
                   <td class="row-actions">
-                    <button type="button" class="secondary small" onClick={() => regenerate(k)} aria-label={t('keys.regenerateOne', { key: k.api_key })}>
+                    <button
+                      type="button"
+                      class="secondary small"
+                      onClick={() => regenerate(k)}
+                      aria-label={t('keys.regenerateOne', { key: k.api_key })}
+                    >
                       {t('keys.regenerate')}
                     </button>
-                    <button type="button" class="danger small" onClick={() => revoke(k)} aria-label={t('keys.revokeOne', { key: k.api_key })}>
+                    <button
+                      type="button"
+                      class="danger small"
+                      onClick={() => revoke(k)}
+                      aria-label={t('keys.revokeOne', { key: k.api_key })}
+                    >
                       {t('keys.revoke')}
                     </button>
                   </td>
@@ -211,7 +229,9 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
             <button
               type="button"
               class="secondary"
-              onClick={() => setAllowList((v) => (v.trim() ? `${v.trim()}\n${account.your_ip}` : account.your_ip!))}
+              onClick={() =>
+                setAllowList((v) => (v.trim() ? `${v.trim()}\n${account.your_ip}` : account.your_ip!))
+              }
             >
               {t('keys.addMine')}
             </button>

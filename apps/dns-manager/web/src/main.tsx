@@ -118,7 +118,12 @@ function App() {
           <svg aria-hidden="true" viewBox="0 0 32 32" width="28" height="28">
             <rect width="32" height="32" rx="7" class="brand-bg" />
             <circle cx="16" cy="16" r="8" fill="none" stroke="#fff" stroke-width="2.5" />
-            <path d="M8 16h16M16 8c3 3 3 13 0 16M16 8c-3 3-3 13 0 16" fill="none" stroke="#fff" stroke-width="2" />
+            <path
+              d="M8 16h16M16 8c3 3 3 13 0 16M16 8c-3 3-3 13 0 16"
+              fill="none"
+              stroke="#fff"
+              stroke-width="2"
+            />
           </svg>
           <span>{t('app.name')}</span>
         </a>

@@ -8,7 +8,9 @@ export function AuditPage() {
   const [next, setNext] = useState<string | null>(null)
   const [error, setError] = useState<unknown>(null)
   const load = (before?: string) =>
-    get<{ entries: AuditEntry[]; next_before: string | null }>(`/audit?limit=50${before ? `&before=${before}` : ''}`)
+    get<{ entries: AuditEntry[]; next_before: string | null }>(
+      `/audit?limit=50${before ? `&before=${before}` : ''}`,
+    )
       .then((r) => {
         setEntries((e) => (before && e ? [...e, ...r.entries] : r.entries))
         setNext(r.next_before)

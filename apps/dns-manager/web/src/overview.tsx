@@ -11,7 +11,8 @@ export function renewalOpens(s: Subdomain, system: SystemInfo): Date | null {
   return new Date(Date.parse(s.expires_at) - system.limits.renew_window_days * DAY_MS)
 }
 
-export const zoneOf = (system: SystemInfo, name: string): Zone | undefined => system.zones.find((z) => z.name === name)
+export const zoneOf = (system: SystemInfo, name: string): Zone | undefined =>
+  system.zones.find((z) => z.name === name)
 
 export function OverviewPage({ account }: { account: Account }) {
   const [subdomains, setSubdomains] = useState<Subdomain[] | null>(null)
@@ -40,7 +41,9 @@ export function OverviewPage({ account }: { account: Account }) {
         <div>
           <dt>{t('overview.quota')}</dt>
           <dd data-testid="quota">
-            {subdomains ? t('overview.quotaValue', { used: subdomains.length, total: account.quota_total }) : '…'}
+            {subdomains
+              ? t('overview.quotaValue', { used: subdomains.length, total: account.quota_total })
+              : '…'}
           </dd>
         </div>
         <div>
@@ -87,7 +90,10 @@ export function OverviewPage({ account }: { account: Account }) {
                     <td>{s.never_expires ? t('common.never') : formatDate(s.expires_at)}</td>
                     <td>
                       {opens && zone
-                        ? t('overview.renewalValue', { price: formatMoney(zone.price_cents), date: formatDate(opens.toISOString()) })
+                        ? t('overview.renewalValue', {
+                            price: formatMoney(zone.price_cents),
+                            date: formatDate(opens.toISOString()),
+                          })
                         : '—'}
                     </td>
                   </tr>
@@ -101,7 +107,8 @@ export function OverviewPage({ account }: { account: Account }) {
   )
 }
 
-type Availability = { state: 'idle' | 'checking' } | { state: 'known'; status: string } | { state: 'error'; message: string }
+type Availability =
+  { state: 'idle' | 'checking' } | { state: 'known'; status: string } | { state: 'error'; message: string }
 
 export function RegisterPage({ account }: { account: Account }) {
   const [system, setSystem] = useState<SystemInfo | null>(null)
@@ -141,7 +148,10 @@ export function RegisterPage({ account }: { account: Account }) {
     setBusy(true)
     setError(null)
     try {
-      const r = await op<{ subdomain: Subdomain }>('subdomains.create', { subdomain: label.trim(), rootdomain: zone })
+      const r = await op<{ subdomain: Subdomain }>('subdomains.create', {
+        subdomain: label.trim(),
+        rootdomain: zone,
+      })
       location.assign(`/account/subdomains/${r.subdomain.id}`)
     } catch (err) {
       setError(err)
@@ -153,7 +163,8 @@ export function RegisterPage({ account }: { account: Account }) {
   const registerMessage = (err: unknown) => {
     if (!(err instanceof ApiFailure)) return describeFailure(err)
     if (err.code === 'quota_exceeded') return t('register.quota', { total: account.quota_total })
-    if (err.code === 'insufficient_balance') return t('register.balance', { balance: formatMoney(account.balance_cents) })
+    if (err.code === 'insufficient_balance')
+      return t('register.balance', { balance: formatMoney(account.balance_cents) })
     if (err.code === 'subdomain_taken') return t('register.taken')
     if (err.details.reserved) return t('register.reserved')
     return err.message
@@ -176,13 +187,23 @@ export function RegisterPage({ account }: { account: Account }) {
             onInput={(e) => setLabel((e.currentTarget as HTMLInputElement).value)}
             data-testid="label"
           />
-          <small id="label-availability" role="status" class={availability.state === 'known' && availability.status !== 'available' ? 'field-error' : 'muted'} data-testid="availability">
+          <small
+            id="label-availability"
+            role="status"
+            class={
+              availability.state === 'known' && availability.status !== 'available' ? 'field-error' : 'muted'
+            }
+            data-testid="availability"
+          >
             {availability.state === 'checking'
               ? t('register.checking')
               : availability.state === 'known'
-                ? t(`availability.${availability.status === 'available' ? 'available' : availability.status === 'reserved' ? 'reserved' : 'taken'}`, {
-                    name: `${label.trim()}.${zone}`,
-                  })
+                ? t(
+                    `availability.${availability.status === 'available' ? 'available' : availability.status === 'reserved' ? 'reserved' : 'taken'}`,
+                    {
+                      name: `${label.trim()}.${zone}`,
+                    },
+                  )
                 : availability.state === 'error'
                   ? availability.message
                   : ''}
@@ -191,7 +212,12 @@ export function RegisterPage({ account }: { account: Account }) {
         </div>
         <div class="field">
           <label for="zone">{t('register.zone')}</label>
-          <select id="zone" value={zone} onChange={(e) => setZone((e.currentTarget as HTMLSelectElement).value)} data-testid="zone">
+          <select
+            id="zone"
+            value={zone}
+            onChange={(e) => setZone((e.currentTarget as HTMLSelectElement).value)}
+            data-testid="zone"
+          >
             {system.zones.map((x) => (
               <option key={x.name} value={x.name}>
                 {x.name}
@@ -204,7 +230,11 @@ export function RegisterPage({ account }: { account: Account }) {
             </small>
           )}
         </div>
-        {error && !labelError && <Alert kind="error" testId="register-error">{registerMessage(error)}</Alert>}
+        {error && !labelError && (
+          <Alert kind="error" testId="register-error">
+            {registerMessage(error)}
+          </Alert>
+        )}
         <div class="actions">
           <button type="submit" disabled={busy} data-testid="register-submit">
             {t('register.submit')}

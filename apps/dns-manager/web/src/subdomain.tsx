@@ -78,7 +78,8 @@ function RecordForm({
     setBusy(true)
     setError(null)
     try {
-      if (editing) await op('dns_records.update', { subdomain_id: subdomainId, id: editing.id, ...inputOf(draft) })
+      if (editing)
+        await op('dns_records.update', { subdomain_id: subdomainId, id: editing.id, ...inputOf(draft) })
       else await op('dns_records.create', { subdomain_id: subdomainId, ...inputOf(draft) })
       onDone(editing ? t('records.updated') : t('records.added'))
     } catch (err) {
@@ -90,7 +91,12 @@ function RecordForm({
   const errorField = fieldOf(error)
   const shown = FORM[draft.type]
   return (
-    <form class="card record-form" onSubmit={submit} aria-labelledby="record-form-title" data-testid="record-form">
+    <form
+      class="card record-form"
+      onSubmit={submit}
+      aria-labelledby="record-form-title"
+      data-testid="record-form"
+    >
       <h3 id="record-form-title">{editing ? t('records.edit') : t('records.add')}</h3>
       <div class="field">
         <label for="record-type">{t('records.type')}</label>
@@ -99,7 +105,9 @@ function RecordForm({
           ref={first}
           value={draft.type}
           disabled={Boolean(editing)}
-          onChange={(e) => setDraft((d) => ({ ...d, type: (e.currentTarget as HTMLSelectElement).value as RecordType }))}
+          onChange={(e) =>
+            setDraft((d) => ({ ...d, type: (e.currentTarget as HTMLSelectElement).value as RecordType }))
+          }
           data-testid="record-type"
         >
           {RECORD_TYPES.map((x) => (
@@ -193,7 +201,9 @@ export function SubdomainPage({ id }: { id: number }) {
   if (error)
     return (
       <Alert kind="error">
-        {error instanceof ApiFailure && error.code === 'subdomain_not_found' ? t('subdomain.notFound') : describeFailure(error)}
+        {error instanceof ApiFailure && error.code === 'subdomain_not_found'
+          ? t('subdomain.notFound')
+          : describeFailure(error)}
       </Alert>
     )
   if (!subdomain || !records || !system) return <Loading />
@@ -257,7 +267,12 @@ export function SubdomainPage({ id }: { id: number }) {
         {opens && zone && (
           <div>
             <dt>{t('overview.renewal')}</dt>
-            <dd>{t('overview.renewalValue', { price: formatMoney(zone.price_cents), date: formatDate(opens.toISOString()) })}</dd>
+            <dd>
+              {t('overview.renewalValue', {
+                price: formatMoney(zone.price_cents),
+                date: formatDate(opens.toISOString()),
+              })}
+            </dd>
           </div>
         )}
       </dl>
@@ -306,7 +321,8 @@ export function SubdomainPage({ id }: { id: number }) {
                   <td>{r.name}</td>
                   <td>{r.type}</td>
                   <td class="content">
-                    {[r.priority, r.weight, r.port, r.flag, r.tag].filter((x) => x !== null).join(' ')} {r.content}
+                    {[r.priority, r.weight, r.port, r.flag, r.tag].filter((x) => x !== null).join(' ')}{' '}
+                    {r.content}
                   </td>
                   <td>{r.ttl}</td>
                   <td class="row-actions">
@@ -338,22 +354,48 @@ export function SubdomainPage({ id }: { id: number }) {
         <button type="button" class="secondary" onClick={renew} data-testid="renew">
           {zone ? t('subdomain.renew', { price: formatMoney(zone.price_cents) }) : t('subdomain.renewPlain')}
         </button>
-        <button type="button" class="secondary" onClick={showZone} aria-expanded={zoneFile !== null} aria-controls="zone-file" data-testid="zone-file-toggle">
+        <button
+          type="button"
+          class="secondary"
+          onClick={showZone}
+          aria-expanded={zoneFile !== null}
+          aria-controls="zone-file"
+          data-testid="zone-file-toggle"
+        >
           {zoneFile === null ? t('subdomain.showZone') : t('subdomain.hideZone')}
         </button>
-        <button type="button" class="danger" onClick={() => setConfirming(true)} data-testid="delete-subdomain">
+        <button
+          type="button"
+          class="danger"
+          onClick={() => setConfirming(true)}
+          data-testid="delete-subdomain"
+        >
           {t('subdomain.delete')}
         </button>
       </div>
       {zoneFile !== null && (
-        <pre id="zone-file" class="card zone-file" tabIndex={0} aria-label={t('subdomain.zoneFile')} data-testid="zone-file">
+        <pre
+          id="zone-file"
+          class="card zone-file"
+          tabIndex={0}
+          aria-label={t('subdomain.zoneFile')}
+          data-testid="zone-file"
+        >
           {zoneFile}
         </pre>
       )}
       {confirming && (
-        <div class="card confirm" role="alertdialog" aria-labelledby="confirm-title" aria-describedby="confirm-text" data-testid="confirm-delete">
+        <div
+          class="card confirm"
+          role="alertdialog"
+          aria-labelledby="confirm-title"
+          aria-describedby="confirm-text"
+          data-testid="confirm-delete"
+        >
           <h3 id="confirm-title">{t('subdomain.confirmTitle', { name: subdomain.full_domain })}</h3>
-          <p id="confirm-text">{t('subdomain.confirmText', { name: subdomain.full_domain, count: records.length })}</p>
+          <p id="confirm-text">
+            {t('subdomain.confirmText', { name: subdomain.full_domain, count: records.length })}
+          </p>
           <ConfirmButtons onConfirm={remove} onCancel={() => setConfirming(false)} />
         </div>
       )}

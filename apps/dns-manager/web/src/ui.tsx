@@ -7,7 +7,8 @@ import { formatWait, t } from './i18n.ts'
 export function describeFailure(err: unknown): string {
   if (err instanceof ApiFailure) {
     if (err.code === 'network') return t('common.network')
-    if (err.code === 'rate_limit_exceeded') return t('common.tooMany', { wait: formatWait(err.retryAfter ?? 60) })
+    if (err.code === 'rate_limit_exceeded')
+      return t('common.tooMany', { wait: formatWait(err.retryAfter ?? 60) })
     if (err.code === 'session_required') return t('common.signedOut')
     return err.message
   }
@@ -18,7 +19,15 @@ export function describeFailure(err: unknown): string {
 export const fieldOf = (err: unknown): string | undefined =>
   err instanceof ApiFailure && typeof err.details.field === 'string' ? err.details.field : undefined
 
-export function Alert({ kind, children, testId }: { kind: 'error' | 'ok' | 'info'; children: ComponentChildren; testId?: string }) {
+export function Alert({
+  kind,
+  children,
+  testId,
+}: {
+  kind: 'error' | 'ok' | 'info'
+  children: ComponentChildren
+  testId?: string
+}) {
   return (
     <p class={`alert ${kind}`} role={kind === 'error' ? 'alert' : 'status'} data-testid={testId}>
       {children}
