@@ -213,7 +213,7 @@ export function openApiDocument(): Record<string, unknown> {
         operationId: `${op.name}${route === routes[0] ? '' : `.${route.method}`}`,
         summary: op.summary,
         tags: [op.name.split('.')[0]!],
-        security: ['apiKey', 'bearer'],
+        security: ['apiKey', 'bearer', 'basic'],
         request: {
           ...(pathParams.length ? { params } : {}),
           ...(hasRest ? (route.method === 'get' ? { query: rest } : { body: rest }) : {}),
@@ -226,7 +226,11 @@ export function openApiDocument(): Record<string, unknown> {
           },
           400: { description: 'bad_request', schema: ZErrorEnvelope },
           401: { description: 'auth_invalid_credentials', schema: ZErrorEnvelope },
-          403: { description: 'auth_ip_not_allowed, api_access_disabled', schema: ZErrorEnvelope },
+          403: {
+            description:
+              'auth_ip_not_allowed, api_access_disabled, credential_scope_forbidden (an ACME-only key outside its scope)',
+            schema: ZErrorEnvelope,
+          },
           429: {
             description: 'rate_limit_exceeded (details.reset_at) or quota_exceeded',
             schema: ZErrorEnvelope,
@@ -247,6 +251,11 @@ export function openApiDocument(): Record<string, unknown> {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-API-Secret' },
         bearer: { type: 'http', scheme: 'bearer', description: 'KEY:SECRET' },
         accountSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+        basic: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'KEY as user name, SECRET as password (ACME clients)',
+        },
       },
     },
     docs,

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { REPO_ROOT, SERVICES } from './services.ts'
+import { prettyLine, prettyWanted } from './pretty.ts'
 import { startStack } from './stack.ts'
 
 /**
@@ -13,11 +14,15 @@ async function main(): Promise<void> {
   if (existsSync(envFile)) process.loadEnvFile(envFile)
 
   const width = Math.max(...SERVICES.map((s) => s.name.length))
+  // In a terminal, one short coloured line per event; JSON lines when piped or in containers.
+  const pretty = prettyWanted(process.stdout, process.env)
   const status = (message: string) => process.stdout.write(`${'stack'.padEnd(width)} | ${message}\n`)
   const stack = await startStack({
     env: process.env,
     watch,
-    onLine: (name, line) => process.stdout.write(`${name.padEnd(width)} | ${line}\n`),
+    onLine: pretty
+      ? (name, line) => process.stdout.write(`${prettyLine(name.padEnd(width), line, pretty)}\n`)
+      : (name, line) => process.stdout.write(`${name.padEnd(width)} | ${line}\n`),
     onStatus: status,
   })
 

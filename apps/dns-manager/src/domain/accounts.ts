@@ -3,6 +3,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { DomainDeps } from './deps.ts'
 import './errors.ts'
 import type { CredentialScope } from './ports.ts'
+import { ACME_ONLY_MESSAGE } from './acme.ts'
 
 /** Who is calling: the outcome of the authentication steps of the pipeline. */
 export interface Principal {
@@ -12,7 +13,7 @@ export interface Principal {
   ip: string | undefined
   /** The account as authentication read it, in this request. */
   account: { quotaTotal: number; balanceCents: number }
-  /** What the credential may do; the API takes `full` credentials only (see `scopes`). */
+  /** What the credential may do (see `scopes`, and acme.ts for what an `acme` one may). */
   scope: CredentialScope
   /** The subdomain a scoped credential acts on. */
   scopeSubdomainId: number | null
@@ -30,8 +31,8 @@ export async function authenticate(
   deps: AccountDeps,
   credentials: { key: string; secret: string } | null,
   ip: string | undefined,
-  /** The scopes this entry point serves: the API only `full`; /nic/update `full` and `dyndns`. */
-  scopes: readonly CredentialScope[] = ['full'],
+  /** The scopes this entry point serves: the API `full` and `acme`; /nic/update `full` and `dyndns`. */
+  scopes: readonly CredentialScope[] = ['full', 'acme'],
 ): Promise<Principal> {
   const { accounts, guard } = deps
   if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
@@ -44,10 +45,12 @@ export async function authenticate(
     return guard.failed(attempt, found?.credential.id ?? null)
   await guard.succeeded(attempt, found.credential.id)
   if (!scopes.includes(found.credential.scope))
-    throw new ApiError(
-      'auth_invalid_credentials',
-      `this key is an update-only credential (${found.credential.scope}); it works with /nic/update only`,
-    )
+    throw found.credential.scope === 'acme'
+      ? new ApiError('credential_scope_forbidden', ACME_ONLY_MESSAGE)
+      : new ApiError(
+          'auth_invalid_credentials',
+          'this key is an update-only credential (dyndns); it works with /nic/update only',
+        )
   if (!found.account.apiAccessEnabled)
     throw new ApiError('api_access_disabled', 'API access is disabled for this account')
   if (!ipAllowed(ip, found.account.ipAllowList))

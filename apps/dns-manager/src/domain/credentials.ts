@@ -14,8 +14,13 @@ export function issueCredential(prefix: string) {
   return { apiKey, apiSecret, stored: { publicKey: apiKey, secretHash: hashToken(apiSecret) } }
 }
 
-/** Update-only credentials one subdomain may have. */
+/** Scoped credentials of one scope that one subdomain (or, account-wide, one account) may have. */
 export const MAX_SCOPED_KEYS_PER_SUBDOMAIN = 5
+
+const SCOPE_NAMES: Record<Exclude<CredentialScope, 'full'>, string> = {
+  dyndns: 'update-only (dyndns)',
+  acme: 'ACME-only',
+}
 
 export async function listKeys(deps: CredentialDeps, p: Principal) {
   const keys = await deps.credentials.listCredentials(p.accountId)
@@ -34,9 +39,12 @@ export async function listKeys(deps: CredentialDeps, p: Principal) {
 
 /**
  * A new credential, its secret shown once: a `full` API key of the account (at most
- * MAX_API_KEYS), or, with `scope: 'dyndns'` and a subdomain, an update-only credential that can
- * do nothing but set that subdomain's addresses through /nic/update (for a router or ddclient;
- * at most 5 per subdomain, not counted among the API keys).
+ * MAX_API_KEYS); with `scope: 'dyndns'` and a subdomain, an update-only credential that can do
+ * nothing but set that subdomain's addresses through /nic/update (for a router or ddclient); with
+ * `scope: 'acme'`, an ACME-only credential that can do nothing but add and remove TXT records
+ * under `_acme-challenge` (DNS-01), on the subdomain given or, without one, on every subdomain of
+ * the account. Scoped credentials are not counted among the API keys (at most 5 of a scope per
+ * subdomain, or per account for account-wide ones).
  */
 export async function createKey(
   deps: CredentialDeps,
@@ -58,9 +66,11 @@ export async function createKey(
   })
   if (scope === 'full') {
     if (input.subdomain_id !== undefined)
-      throw new ApiError('bad_request', 'subdomain_id: only a scoped key (scope dyndns) names a subdomain', {
-        field: 'subdomain_id',
-      })
+      throw new ApiError(
+        'bad_request',
+        'subdomain_id: only a scoped key (scope dyndns or acme) names a subdomain',
+        { field: 'subdomain_id' },
+      )
     const row = await deps.credentials.addCredentialWithinLimit(p.accountId, c.stored, settings.maxApiKeys)
     if (row === 'limit')
       throw new ApiError('key_limit_reached', `an account holds at most ${settings.maxApiKeys} API keys`, {
@@ -68,14 +78,14 @@ export async function createKey(
       })
     return view(row)
   }
-  if (input.subdomain_id === undefined)
+  if (input.subdomain_id === undefined && scope === 'dyndns')
     throw new ApiError('bad_request', `subdomain_id: a ${scope} key is for one subdomain; name it`, {
       field: 'subdomain_id',
     })
   const row = await deps.credentials.addScopedCredential(
     p.accountId,
     scope,
-    input.subdomain_id,
+    input.subdomain_id ?? null,
     c.stored,
     MAX_SCOPED_KEYS_PER_SUBDOMAIN,
   )
@@ -84,7 +94,7 @@ export async function createKey(
   if (row === 'limit')
     throw new ApiError(
       'key_limit_reached',
-      `a subdomain holds at most ${MAX_SCOPED_KEYS_PER_SUBDOMAIN} update-only keys`,
+      `${input.subdomain_id === undefined ? 'an account' : 'a subdomain'} holds at most ${MAX_SCOPED_KEYS_PER_SUBDOMAIN} ${SCOPE_NAMES[scope]} keys`,
       { limit: MAX_SCOPED_KEYS_PER_SUBDOMAIN },
     )
   return view(row)

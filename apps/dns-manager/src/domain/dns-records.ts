@@ -1,8 +1,9 @@
 import { ApiError } from '@quartet/core/errors'
 import type { Principal } from './accounts.ts'
 import { type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
-import { fqdnOf, MAX_NAME_LENGTH } from './names.ts'
-import type { RecordRow, SubdomainRow } from './ports.ts'
+import { checkAcmeScope } from './acme.ts'
+import { fqdnOf, MAX_NAME_LENGTH, normaliseRecordName } from './names.ts'
+import type { RecordChange, RecordRow, SubdomainRow } from './ports.ts'
 import {
   checkCnameRules,
   checkDelegationRules,
@@ -97,29 +98,42 @@ export async function getRecord(deps: ReadDeps, p: Principal, input: { subdomain
   return { dns_record: view }
 }
 
+/**
+ * The change that adds a record to a subdomain, decided under its lock: the record quota, the
+ * per-type validation, the rules among the other records, and the RRset's TTL.
+ */
+export function planCreate(
+  settings: WriteDeps['settings'],
+  s: SubdomainRow,
+  records: RecordRow[],
+  record: RecordInput,
+): RecordChange {
+  if (records.length >= settings.maxRecordsPerSubdomain)
+    throw new ApiError(
+      'bad_request',
+      `a subdomain holds at most ${settings.maxRecordsPerSubdomain} records`,
+      {
+        field: 'subdomain_id',
+        limit: settings.maxRecordsPerSubdomain,
+      },
+    )
+  const values = validateRecord(record, s.fullDomain, {
+    allowPrivateAddresses: settings.allowPrivateAddresses,
+  })
+  planChecks(s, records, values)
+  const { ttl, siblings } = rrsetTtl(records, values, record.ttl)
+  return { op: 'create', values: { ...values, ttl }, rrsetTtl: { ttl, siblings } }
+}
+
 export async function createRecord(
   deps: WriteDeps,
   p: Principal,
   input: RecordInput & { subdomain_id: number },
 ) {
-  const { settings } = deps
   const { subdomain_id, ...record } = input
   const row = await writeRecord(deps, p, subdomain_id, (s, records) => {
-    if (records.length >= settings.maxRecordsPerSubdomain)
-      throw new ApiError(
-        'bad_request',
-        `a subdomain holds at most ${settings.maxRecordsPerSubdomain} records`,
-        {
-          field: 'subdomain_id',
-          limit: settings.maxRecordsPerSubdomain,
-        },
-      )
-    const values = validateRecord(record, s.fullDomain, {
-      allowPrivateAddresses: settings.allowPrivateAddresses,
-    })
-    planChecks(s, records, values)
-    const { ttl, siblings } = rrsetTtl(records, values, record.ttl)
-    return { op: 'create', values: { ...values, ttl }, rrsetTtl: { ttl, siblings } }
+    checkAcmeScope(p, s, { type: record.type, name: normaliseRecordName(record.name ?? '@', s.fullDomain) })
+    return planCreate(deps.settings, s, records, record)
   })
   return getRecord(deps, p, { subdomain_id, id: row.id })
 }
@@ -132,6 +146,7 @@ export async function updateRecord(
   const { subdomain_id, id, ...patch } = input
   await writeRecord(deps, p, subdomain_id, (s, records) => {
     const current = findMutable(records, id)
+    checkAcmeScope(p, s, current)
     const merged: RecordInput = {
       name: patch.name ?? current.name,
       type: patch.type ?? (current.type as RecordType),
@@ -146,6 +161,7 @@ export async function updateRecord(
     const values = validateRecord(merged, s.fullDomain, {
       allowPrivateAddresses: deps.settings.allowPrivateAddresses,
     })
+    checkAcmeScope(p, s, values)
     planChecks(s, records, values, id)
     // Moving to another name or type without a TTL joins the TTL of the RRset it moves into.
     const moved = values.name !== current.name || values.type !== current.type
@@ -160,8 +176,8 @@ export async function deleteRecord(
   p: Principal,
   input: { subdomain_id: number; id: number },
 ) {
-  await writeRecord(deps, p, input.subdomain_id, (_s, records) => {
-    findMutable(records, input.id)
+  await writeRecord(deps, p, input.subdomain_id, (s, records) => {
+    checkAcmeScope(p, s, findMutable(records, input.id))
     return { op: 'delete', id: input.id }
   })
   return { deleted: true as const, id: input.id }

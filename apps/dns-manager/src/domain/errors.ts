@@ -1,10 +1,11 @@
 import { defineErrorCodes } from '@quartet/core/errors'
 
-/** dns-manager's domain codes (the seed's unified error table plus two of our own), registered once. */
+/** dns-manager's domain codes (the seed's unified error table plus three of our own), registered once. */
 export const dnsErrorStatus = defineErrorCodes({
   auth_invalid_credentials: 401,
   auth_ip_not_allowed: 403,
   api_access_disabled: 403,
+  credential_scope_forbidden: 403,
   subdomain_not_found: 404,
   dns_record_not_found: 404,
   insufficient_balance: 402,

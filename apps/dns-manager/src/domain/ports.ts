@@ -14,10 +14,11 @@ export interface AccountRow {
 }
 /**
  * What a credential may do: `full`, everything the account may (its API keys); `dyndns`, update
- * the addresses of one subdomain through /nic/update and nothing else. (An `acme` scope, TXT
- * under `_acme-challenge` of one subdomain, would be one more value: issue 14.)
+ * the addresses of one subdomain through /nic/update and nothing else; `acme`, write and delete
+ * TXT records under `_acme-challenge` (ACME DNS-01) of one subdomain or of all the account's, and
+ * nothing else.
  */
-export type CredentialScope = 'full' | 'dyndns'
+export type CredentialScope = 'full' | 'dyndns' | 'acme'
 export interface CredentialRow {
   id: string
   accountId: string
@@ -26,7 +27,7 @@ export interface CredentialRow {
   createdAt: Date
   lastUsedAt: Date | null
   scope: CredentialScope
-  /** The one subdomain a scoped credential acts on; null for `full`. */
+  /** The one subdomain a scoped credential acts on; null for `full` and an account-wide `acme`. */
   subdomainId: number | null
 }
 export interface ZoneRow {
@@ -106,13 +107,14 @@ export interface CredentialStore {
     max: number,
   ): Promise<CredentialRow | 'limit'>
   /**
-   * Adds a credential scoped to one subdomain of the account, unless that subdomain already has
-   * `max` of them; null when the subdomain is not the account's.
+   * Adds a scoped credential for one subdomain of the account (or, with `subdomainId` null, for
+   * all of them), unless that subdomain (or the account, account-wide) already has `max` of this
+   * scope; null when the subdomain is not the account's. Exact under concurrency.
    */
   addScopedCredential(
     accountId: string,
     scope: Exclude<CredentialScope, 'full'>,
-    subdomainId: number,
+    subdomainId: number | null,
     credential: StoredCredential,
     max: number,
   ): Promise<CredentialRow | 'limit' | null>

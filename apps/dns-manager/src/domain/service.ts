@@ -1,6 +1,7 @@
 import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
 import * as accounts from './accounts.ts'
+import * as acme from './acme.ts'
 import * as credentials from './credentials.ts'
 import { randomUUID } from 'node:crypto'
 import type { DomainDeps, DomainSettings, DriftObserver } from './deps.ts'
@@ -84,6 +85,9 @@ export function createDnsService(deps: {
     createRecord: bind(dnsRecords.createRecord),
     updateRecord: bind(dnsRecords.updateRecord),
     deleteRecord: bind(dnsRecords.deleteRecord),
+    // ACME DNS-01 (lego httpreq)
+    presentChallenge: bind(acme.presentChallenge),
+    cleanupChallenge: bind(acme.cleanupChallenge),
     // credentials
     newCredential: () => credentials.issueCredential(deps.settings.apiKeyPrefix),
     listKeys: bind(credentials.listKeys),

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import type { AuditEntry } from '../domain/ports.ts'
 import { dyndnsAddresses, MAX_DYNDNS_HOSTS } from '../domain/dyndns.ts'
 import type { DnsService } from '../domain/service.ts'
+import { basicCredentials } from './basic-auth.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /**
@@ -24,15 +25,6 @@ export const ZDyndnsQuery = z.object({
   offline: z.string().optional(),
   system: z.string().optional(),
 })
-
-function basicCredentials(header: string | undefined): { key: string; secret: string } | null {
-  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '')
-  if (!m) return null
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8')
-  const colon = decoded.indexOf(':')
-  if (colon <= 0 || colon === decoded.length - 1) return null
-  return { key: decoded.slice(0, colon), secret: decoded.slice(colon + 1) }
-}
 
 export function dyndnsRouter(deps: {
   svc: DnsService
@@ -62,6 +54,7 @@ export function dyndnsRouter(deps: {
           })
         case 'api_access_disabled':
         case 'auth_ip_not_allowed':
+        case 'credential_scope_forbidden':
           return answer(res, 403, 'badauth')
         case 'rate_limit_exceeded':
           return answer(res, 429, 'abuse', e.headers ?? {})

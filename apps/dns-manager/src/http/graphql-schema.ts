@@ -43,6 +43,8 @@ type NewApiKey {
   id: String! api_key: String! api_secret: String! scope: String! subdomain_id: Int created_at: String!
 }
 type NewApiKeyResult { key: NewApiKey! }
+type AcmeChallenge { fqdn: String! value: String! subdomain_id: Int! changed: Boolean! }
+type AcmeChallengeResult { challenge: AcmeChallenge! }
 `
 
 /**

@@ -11,6 +11,8 @@ export interface Operation<S extends z.ZodType = z.ZodType, O = unknown> {
   input: S
   /** Writes are audited. */
   write: boolean
+  /** An ACME-only credential may call it (the domain still checks each record it touches). */
+  acme?: boolean
   rest: {
     method: 'get' | 'post'
     path: string

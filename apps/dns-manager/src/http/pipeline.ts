@@ -2,12 +2,15 @@ import { parseKeyAndSecret } from '@quartet/core/auth'
 import { ApiError, toApiError } from '@quartet/core/errors'
 import { type RateLimitDecision, type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
 import { parseInput } from '@quartet/core/validate'
+import { ACME_ONLY_MESSAGE } from '../domain/acme.ts'
 import type { DnsService, Principal } from '../domain/service.ts'
 import type { AuditStore } from '../domain/ports.ts'
+import { basicCredentials } from './basic-auth.ts'
 import type { Operation } from './operation.ts'
 
 /**
- * The one request pipeline every call style runs: (1) credentials, (2) the API switch, (3) the IP
+ * The one request pipeline every call style runs: (1) credentials (X-API-Key/X-API-Secret,
+ * Bearer KEY:SECRET, or HTTP Basic KEY:SECRET as ACME clients send them), (2) the API switch, (3) the IP
  * allow list — once per HTTP request — then, per operation call, (4) the rate limit and (5) input
  * validation, the handler, and the audit entry of a write.
  */
@@ -17,7 +20,7 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
       headers: Record<string, string | string[] | undefined>,
       ip: string | undefined,
     ): Promise<Principal> {
-      return deps.svc.authenticate(parseKeyAndSecret(headers), ip)
+      return deps.svc.authenticate(parseKeyAndSecret(headers) ?? basicCredentials(headers.authorization), ip)
     },
 
     /** One rate-limit point per operation call (a JSON-RPC batch entry, a GraphQL root field). */
@@ -31,6 +34,8 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
     async run(op: Operation, principal: Principal, rawInput: unknown): Promise<unknown> {
       let input: unknown
       try {
+        if (principal.scope === 'acme' && !op.acme)
+          throw new ApiError('credential_scope_forbidden', ACME_ONLY_MESSAGE)
         input = parseOperationInput(op, rawInput)
         const output = await op.handler({ svc: deps.svc, principal }, input as never)
         if (op.write) await audit(op, principal, input ?? rawInput, output, 'ok')

@@ -1,5 +1,6 @@
 import type { Operation } from './operation.ts'
 import { accountOperations } from './operations/account.ts'
+import { acmeOperations } from './operations/acme.ts'
 import { recordOperations } from './operations/dns-records.ts'
 import { keyOperations } from './operations/keys.ts'
 import { subdomainOperations } from './operations/subdomains.ts'
@@ -12,6 +13,7 @@ export const operations: readonly Operation[] = [
   ...recordOperations,
   ...systemOperations,
   ...keyOperations,
+  ...acmeOperations,
 ]
 
 export const operationsByName = new Map(operations.map((op) => [op.name, op]))

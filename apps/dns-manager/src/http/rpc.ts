@@ -33,6 +33,7 @@ export const rpcErrorCodes: Partial<Record<ErrorCode, number>> = {
   key_limit_reached: -32014,
   conflict: -32015,
   service_unavailable: -32016,
+  credential_scope_forbidden: -32017,
 }
 
 interface RpcError {

@@ -23,11 +23,16 @@ export function createCredentialRepository(db: Db, schema: string): CredentialSt
       })
       return r.value
     },
-    /** The subdomain's row lock makes the limit exact. */
+    /** The subdomain's (account-wide: the account's) row lock makes the limit exact. */
     async addScopedCredential(accountId, scope, subdomainId, credential, max) {
       const r = await inTransaction<CredentialRow | null, 'limit'>(db, async (tx) => {
-        if (!(await lockSubdomain(tx, schema, accountId, subdomainId))) return null
-        if ((await tx.apiCredential.count({ where: { subdomainId } })) >= max) throw new Abort('limit')
+        const locked =
+          subdomainId === null
+            ? await lockAccount(tx, schema, accountId)
+            : await lockSubdomain(tx, schema, accountId, subdomainId)
+        if (!locked) return null
+        if ((await tx.apiCredential.count({ where: { accountId, scope, subdomainId } })) >= max)
+          throw new Abort('limit')
         return toCredential(
           await tx.apiCredential.create({ data: { accountId, scope, subdomainId, ...credential } }),
         )

@@ -41,10 +41,13 @@ afterAll(async () => {
   await bo?.close()
 })
 
-async function newContext(options: { locale?: string; width?: number } = {}): Promise<BrowserContext> {
+async function newContext(
+  options: { locale?: string; width?: number; dark?: boolean } = {},
+): Promise<BrowserContext> {
   const context = await browser.newContext({
     baseURL: bo.url,
     locale: options.locale ?? 'en-US',
+    colorScheme: options.dark ? 'dark' : 'light',
     viewport: { width: options.width ?? 1280, height: 900 },
   })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: bo.url })
@@ -81,6 +84,7 @@ async function signUpInBrowser(page: Page, email: string) {
   expect(mail.subject).toBe('Finish signing up')
   await page.goto(localLink(mail.text, '/account/signup/complete'))
   await expect(page.getByTestId('link-email').textContent()).resolves.toContain(email)
+  await expectAccessible(page, 'signup-complete')
   await page.getByLabel('New password').fill('correct horse battery')
   await page.getByTestId('complete-submit').click()
   await page.waitForURL('**/account')
@@ -228,5 +232,42 @@ describeBrowser('the back office in a real browser (chromium)', () => {
     await page.goto('/account/security')
     await expectAccessible(page, 'security')
     await context.close()
+  })
+
+  it('when a password is reset through the mailed link in dark mode, then each page is accessible and the new password signs in', async () => {
+    const email = `${unique('reset')}@example.test`
+    const context = await newContext({ dark: true })
+    const page = await context.newPage()
+    await signUpInBrowser(page, email)
+    await expectAccessible(page, 'overview-dark')
+    await page.getByTestId('signout').click()
+    await page.waitForURL('**/account/signin')
+    await page.getByRole('link', { name: 'Forgot your password?' }).click()
+    await page.getByLabel('E-mail address').fill(email)
+    await page.getByTestId('reset-submit').click()
+    await page.getByTestId('reset-sent').waitFor()
+    await expectAccessible(page, 'reset-sent-dark')
+    const mail = await bo.smtp.mailTo(email)
+    await page.goto(localLink(mail.text, '/account/reset/complete'))
+    await expectAccessible(page, 'reset-complete-dark')
+    await page.getByLabel('New password').fill('a brand new password')
+    await page.getByTestId('complete-submit').click()
+    await page.getByTestId('reset-done').waitFor()
+    // The link is spent: opened again, the form says so.
+    await page.goto(localLink(mail.text, '/account/reset/complete'))
+    await page.getByLabel('New password').fill('yet another password')
+    await page.getByTestId('complete-submit').click()
+    await page.getByTestId('link-invalid').waitFor()
+    await page.goto('/account/signin')
+    await page.getByLabel('E-mail address').fill(email)
+    await page.getByLabel('Password').fill('a brand new password')
+    await page.getByTestId('signin-submit').click()
+    await page.waitForURL('**/account')
+    await page.getByTestId('account-email').waitFor()
+    await context.close()
+  })
+
+  it('when the whole suite ran, then no page logged a Content-Security-Policy violation or an uncaught error', () => {
+    expect(pageErrors).toEqual([])
   })
 })

@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import request from 'supertest'
@@ -15,6 +12,7 @@ import {
   powerDnsUnavailable,
   startPowerDns,
 } from '../support/powerdns.ts'
+import { listenOnLoopback, run as runProgram } from '../support/programs.ts'
 
 /** Dynamic DNS (dyndns2 /nic/update) against a real PowerDNS, with Debian's ddclient and inadyn. */
 const deps = useDeps()
@@ -25,26 +23,6 @@ const DDCLIENT = ['/usr/bin/ddclient', '/usr/sbin/ddclient'].find((p) => existsS
 const INADYN = ['/usr/sbin/inadyn', '/usr/bin/inadyn'].find((p) => existsSync(p))
 if (!DDCLIENT || !INADYN)
   console.warn('SKIPPING the ddclient/inadyn tests: install Debian ddclient and inadyn')
-
-/** Runs a program without blocking the event loop (the app under test answers it in this process). */
-function run(
-  cmd: string,
-  args: string[],
-  timeoutMs = 60_000,
-): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    timer.unref()
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, output })
-    })
-  })
-}
 
 const basic = (key: string, secret: string) => `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`
 
@@ -244,21 +222,9 @@ describeWithPdns('dynamic DNS (dyndns2)', () => {
 
   const describeWithClients = DDCLIENT && INADYN ? describe : describe.skip
   describeWithClients('with the clients people run', () => {
-    async function listen(app: Parameters<typeof request>[0]) {
-      const server = (app as unknown as { listen: (port: number, host: string) => Server }).listen(
-        0,
-        '127.0.0.1',
-      )
-      await new Promise((r) => server.once('listening', r))
-      return {
-        port: (server.address() as AddressInfo).port,
-        close: () => new Promise((r) => server.close(r)),
-      }
-    }
-
     it('when Debian’s ddclient updates with dyndns2 against dns-manager, then dig serves its address', async () => {
       const { app, a, home } = await setup()
-      const server = await listen(app)
+      const server = await listenOnLoopback(app)
       const dir = mkdtempSync(path.join(tmpdir(), 'ddclient-'))
       try {
         const conf = path.join(dir, 'ddclient.conf')
@@ -280,7 +246,7 @@ describeWithPdns('dynamic DNS (dyndns2)', () => {
         )
         chmodSync(conf, 0o600)
         // Once, in the foreground (-foreground would keep it waiting for the next round).
-        const result = await run(DDCLIENT!, [
+        const result = await runProgram(DDCLIENT!, [
           '-daemon=0',
           '-force',
           '-verbose',
@@ -308,7 +274,7 @@ describeWithPdns('dynamic DNS (dyndns2)', () => {
           .send({ scope: 'dyndns', subdomain_id: home.id })
           .expect(201)
       ).body.key
-      const server = await listen(app)
+      const server = await listenOnLoopback(app)
       const dir = mkdtempSync(path.join(tmpdir(), 'inadyn-'))
       try {
         const conf = path.join(dir, 'inadyn.conf')
@@ -328,7 +294,7 @@ describeWithPdns('dynamic DNS (dyndns2)', () => {
           ].join('\n'),
         )
         chmodSync(conf, 0o600)
-        const result = await run(INADYN!, [
+        const result = await runProgram(INADYN!, [
           '--once',
           '--foreground',
           '--force',

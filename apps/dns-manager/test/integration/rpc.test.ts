@@ -211,7 +211,8 @@ describe('JSON-RPC 2.0 at /rpc', () => {
   })
 
   it('when every operation gets bad input, then each answers a 4xx error, never 5xx', async () => {
-    const { app } = buildApp(deps)
+    // One batch of every operation: more of them than the default batch size.
+    const { app } = buildApp(deps, { env: { RPC_MAX_BATCH: String(operations.length) } })
     const a = await createAccount(deps)
     const calls = operations.map((op, i) => ({
       jsonrpc: '2.0',

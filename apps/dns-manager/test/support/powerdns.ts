@@ -22,7 +22,7 @@ export function powerDnsUnavailable(): string | null {
 }
 
 /** A TCP port that is also free for UDP on 127.0.0.1. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   for (;;) {
     const port = await new Promise<number>((resolve, reject) => {
       const srv = createServer()

@@ -73,6 +73,7 @@ export const recordOperations = [
     summary: 'Add a DNS record (validated per type, applied upstream before it is confirmed)',
     input: ZCreateRecord,
     write: true,
+    acme: true,
     rest: { method: 'post', path: '/subdomains/:subdomain_id/records', status: 201 },
     graphql: {
       kind: 'mutation',
@@ -88,6 +89,7 @@ export const recordOperations = [
     summary: 'Change a DNS record (fields not given keep their values)',
     input: ZUpdateRecord,
     write: true,
+    acme: true,
     rest: {
       method: 'post',
       path: '/subdomains/:subdomain_id/records/:id',
@@ -107,6 +109,7 @@ export const recordOperations = [
     summary: 'Remove a DNS record',
     input: ZRecordId,
     write: true,
+    acme: true,
     rest: {
       method: 'post',
       path: '/subdomains/:subdomain_id/records/:id/delete',

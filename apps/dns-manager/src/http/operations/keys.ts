@@ -5,9 +5,13 @@ import { zId } from './inputs.ts'
 
 export const ZKeyId = z.strictObject({ id: z.uuid('must be an API key id') })
 export type TKeyId = z.infer<typeof ZKeyId>
-/** No input: a full API key; `scope: "dyndns"` with a subdomain: an update-only credential for /nic/update. */
+/**
+ * No input: a full API key; `scope: "dyndns"` with a subdomain: an update-only credential for
+ * /nic/update; `scope: "acme"`, with a subdomain or without (all of the account's): an ACME-only
+ * credential (TXT under _acme-challenge, nothing else).
+ */
 export const ZCreateKey = z.strictObject({
-  scope: z.enum(['full', 'dyndns']).optional(),
+  scope: z.enum(['full', 'dyndns', 'acme']).optional(),
   subdomain_id: zId.optional(),
 })
 export type TCreateKey = z.infer<typeof ZCreateKey>
@@ -25,7 +29,7 @@ export const keyOperations = [
   defineOperation({
     name: 'keys.create',
     summary:
-      'A new API key, or with scope "dyndns" and a subdomain_id an update-only credential for /nic/update; its secret is shown once',
+      'A new API key; with scope "dyndns" and a subdomain_id an update-only credential for /nic/update; with scope "acme" (and optionally a subdomain_id) an ACME-only credential for DNS-01; its secret is shown once',
     input: ZCreateKey,
     write: true,
     rest: { method: 'post', path: '/keys', status: 201 },
