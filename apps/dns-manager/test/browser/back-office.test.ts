@@ -143,9 +143,22 @@ describeBrowser('the back office in a real browser (chromium)', () => {
     await page.getByTestId('copy-secret').click()
     await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toBe(apiSecret)
     await expectAccessible(page, 'keys')
+    // The ACME-only kind, for this subdomain: listed as such; the API knows its scope.
+    await page.getByTestId('acme-subdomain').selectOption({ label: `myhome.${zone}` })
+    await page.getByTestId('create-acme-key').click()
+    await page.getByTestId('key-table').getByText(`ACME-only · myhome.${zone}`).waitFor()
     const headers = { 'X-API-Key': apiKey, 'X-API-Secret': apiSecret }
     const verified = await request(bo.url).post('/rest/auth/verify').set(headers).expect(200)
     expect(verified.body.account.api_key).toBe(apiKey)
+    const listed = await request(bo.url).get('/rest/keys').set(headers).expect(200)
+    expect(
+      listed.body.keys.map((k: { scope: string; subdomain_id: number | null }) => [k.scope, k.subdomain_id]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['full', null],
+        ['acme', subdomainId],
+      ]),
+    )
     // The page showed the same validation message the API gives for the same input.
     const sameInput = await request(bo.url)
       .post(`/rest/subdomains/${subdomainId}/records`)

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { type Account, type ApiKey, type NewKey, op, post } from './api.ts'
+import { type Account, type ApiKey, api, type NewKey, op, post, type Subdomain } from './api.ts'
 import { formatDate, t } from './i18n.ts'
 import { Alert, CopyButton, describeFailure, fieldOf, Loading, PageTitle, TableWrap } from './ui.tsx'
 
@@ -37,6 +37,14 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
   const [listError, setListError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
 
+  const [subdomains, setSubdomains] = useState<Subdomain[]>([])
+  const [acmeFor, setAcmeFor] = useState('')
+  useEffect(() => {
+    api
+      .subdomains()
+      .then((r) => setSubdomains(r.subdomains))
+      .catch(() => setSubdomains([]))
+  }, [])
   useEffect(() => {
     op<{ keys: ApiKey[] }>('keys.list')
       .then((r) => setKeys(r.keys))
@@ -60,6 +68,25 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
       setSecret(r.key)
       setVersion((v) => v + 1)
     })
+  // The ACME-only kind: TXT under _acme-challenge of one subdomain (or all of them), nothing else.
+  const createAcme = (e: Event) => {
+    e.preventDefault()
+    return act(async () => {
+      const r = await op<{ key: NewKey }>('keys.create', {
+        scope: 'acme',
+        ...(acmeFor ? { subdomain_id: Number(acmeFor) } : {}),
+      })
+      setSecret(r.key)
+      setVersion((v) => v + 1)
+    })
+  }
+  const scopeOf = (k: ApiKey) => {
+    if (k.scope === 'full') return t('keys.scopeFull')
+    const name = subdomains.find((x) => x.id === k.subdomain_id)?.full_domain
+    const kind =
+      k.scope === 'acme' ? t('keys.scopeAcme') : k.scope === 'dyndns' ? t('keys.scopeDyndns') : k.scope
+    return name ? `${kind} · ${name}` : k.scope === 'acme' ? `${kind} · ${t('keys.allSubdomains')}` : kind
+  }
   const regenerate = (k: ApiKey) =>
     act(async () => {
       if (!confirm(t('keys.confirmRegenerate', { key: k.api_key }))) return
@@ -165,11 +192,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
                   <td>
                     <code>{k.api_key}</code>
                   </td>
-                  <td>
-                    {k.scope === 'full'
-                      ? t('keys.scopeFull')
-                      : `${k.scope}${k.subdomain_id ? ` #${k.subdomain_id}` : ''}`}
-                  </td>
+                  <td>{scopeOf(k)}</td>
                   <td>{formatDate(k.created_at)}</td>
                   <td>{formatDate(k.last_used_at)}</td>
                   <td class="row-actions">
@@ -196,6 +219,32 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
           </table>
         </TableWrap>
       )}
+
+      <form class="card" onSubmit={createAcme} aria-labelledby="acme-title">
+        <h2 id="acme-title">{t('keys.acmeTitle')}</h2>
+        <p class="muted">{t('keys.acmeHelp')}</p>
+        <div class="field">
+          <label for="acme-subdomain">{t('keys.acmeFor')}</label>
+          <select
+            id="acme-subdomain"
+            value={acmeFor}
+            onChange={(e) => setAcmeFor((e.currentTarget as HTMLSelectElement).value)}
+            data-testid="acme-subdomain"
+          >
+            <option value="">{t('keys.allSubdomains')}</option>
+            {subdomains.map((x) => (
+              <option key={x.id} value={String(x.id)}>
+                {x.full_domain}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="actions">
+          <button type="submit" class="secondary" disabled={busy} data-testid="create-acme-key">
+            {t('keys.acmeCreate')}
+          </button>
+        </div>
+      </form>
 
       <form class="card" onSubmit={saveList} aria-labelledby="allow-title">
         <h2 id="allow-title">{t('keys.allowList')}</h2>
