@@ -406,3 +406,50 @@ describe('back office: the pages are served', () => {
     expect(js.headers['cache-control']).toContain('immutable')
   })
 })
+
+describe('back office: sessions end', () => {
+  it('when a session is unused past WEB_SESSION_IDLE_MINUTES, or older than 12 hours, then it is over', async () => {
+    let now = Date.now()
+    const clock = { now: () => new Date(now) }
+    const timed = await startBackOffice(deps, { WEB_SESSION_IDLE_MINUTES: '30' }, { clock })
+    try {
+      const { browser } = await signUp(timed)
+      now += 29 * 60_000
+      await browser.get('/account/api/account').expect(200)
+      now += 29 * 60_000 // used a minute ago: still within the idle time
+      await browser.get('/account/api/account').expect(200)
+      now += 31 * 60_000
+      const idle = await browser.get('/account/api/account').expect(401)
+      expect(idle.body.error.code).toBe('session_required')
+
+      const { browser: busy } = await signUp(timed)
+      for (let i = 0; i < 25; i++) {
+        now += 29 * 60_000 // used every 29 minutes, 12 hours and more
+        const res = await busy.get('/account/api/account')
+        if (i < 24) expect(res.status).toBe(200)
+        else expect(res.status).toBe(401)
+      }
+    } finally {
+      await timed.close()
+    }
+  })
+
+  it('when the audit log is longer than a page, then `before` pages back to the start', async () => {
+    const { browser } = await signUp(bo)
+    for (let i = 0; i < 3; i++)
+      await browser.post('/account/api/account/settings', { api_access_enabled: i % 2 === 0 }).expect(200)
+    const first = await browser.get('/account/api/audit?limit=2').expect(200)
+    expect(first.body.entries).toHaveLength(2)
+    expect(first.body.next_before).toEqual(expect.any(String))
+    const rest = await browser.get(`/account/api/audit?limit=50&before=${first.body.next_before}`).expect(200)
+    const all = [...first.body.entries, ...rest.body.entries]
+    expect(all.map((e: { operation: string }) => e.operation)).toEqual([
+      'account.settings',
+      'account.settings',
+      'account.settings',
+      'web.signup.complete',
+    ])
+    expect(all[0]).toMatchObject({ via: 'web', ip: '127.0.0.1', target: 'api_access=on' })
+    expect(rest.body.next_before).toBeNull()
+  })
+})

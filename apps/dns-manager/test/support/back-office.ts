@@ -1,3 +1,4 @@
+import type { Clock } from '@quartet/core/clock'
 import { createTestKv, type RunningServer, startTestServer, type TestDeps } from '@quartet/core/testing'
 import request from 'supertest'
 import type TestAgent from 'supertest/lib/agent'
@@ -21,13 +22,14 @@ export interface BackOffice {
 export async function startBackOffice(
   deps: TestDeps<Db>,
   env: Record<string, string> = {},
-  options: { ownKv?: boolean } = {},
+  options: { ownKv?: boolean; clock?: Clock } = {},
 ): Promise<BackOffice> {
   const smtp = await startSmtpServer()
   // ownKv: counters of this app alone (the file's other apps share the test's kv and its address).
   const withKv = options.ownKv ? { database: deps.database, db: deps.db, kv: createTestKv() } : deps
   const manager = buildApp(withKv, {
     env: { SMTP_URL: smtp.url, PUBLIC_URL, REGISTRATION: 'open', ...env },
+    ...(options.clock ? { clock: options.clock } : {}),
   })
   const server = await startTestServer(manager.app)
   return {
