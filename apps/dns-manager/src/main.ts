@@ -12,6 +12,10 @@ void runService({
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
     const db = createDb(databaseOptions(config))
+    if (!config.SMTP_URL)
+      logger.warn(
+        'SMTP_URL is not set: the back office writes its mails (sign-up and reset links) to this log instead of sending them',
+      )
     let kick = () => {}
     const { app, service } = buildDnsManager({ config, logger, db, kv, onUnknownOutcome: () => kick() })
     const repairs = createRepairScheduler({ run: () => service.repairUpstream(), logger })
