@@ -45,6 +45,7 @@ export default tseslint.config(
     files: [
       'packages/core/src/config.ts',
       'packages/core/src/testing*.ts',
+      'packages/web-pages/src/testing.ts',
       'packages/stack/**',
       'packages/faults/**',
       '**/test/**',

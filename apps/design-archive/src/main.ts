@@ -14,20 +14,23 @@ void runService({
   name: 'design-archive',
   loadConfig: () => loadAppConfig(),
   migrationsDir: migrationsDirFrom(__dirname),
-  build: async ({ config, logger, kv }) => {
+  build: async ({ config, logger, kv, whenAvailable }) => {
     const db = createDb(databaseOptions(config))
     const repository = createReleaseRepository(db, config.DATABASE_SCHEMA)
     const contentDir = bundledContentDir(__dirname)
     if (config.SEED_ON_START) {
-      const seeded = await seedBundledContent(
-        { releases: repository, validator: new ContentValidator(schemasDir(contentDir)), clock: systemClock },
-        { dir: contentDir, version: config.SEED_VERSION },
+      const validator = new ContentValidator(schemasDir(contentDir))
+      const seeded = await whenAvailable('seeding the first release', () =>
+        seedBundledContent(
+          { releases: repository, validator, clock: systemClock },
+          { dir: contentDir, version: config.SEED_VERSION },
+        ),
       )
       if (seeded)
         logger.info({ version: seeded.version }, 'published the bundled content as the first release')
     }
     const releases = new ReleaseCache(repository, { logger })
-    await releases.refresh()
+    await whenAvailable('loading the active release', () => releases.refresh())
     if (!releases.current()) logger.warn('no active release: documents answer 503 until one is activated')
     releases.start(config.RELEASE_POLL_MS)
     return {

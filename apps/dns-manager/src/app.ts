@@ -24,6 +24,11 @@ import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
 import { cachedCredentialLookup, createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
 import { driftMetrics } from './http/drift-metrics.ts'
+import { backOfficeOperations, registerBackOffice, SESSION_COOKIE } from './http/back-office.ts'
+import { createPeopleService } from './domain/people.ts'
+import type { Mailer } from './domain/ports.ts'
+import { createMailer } from './mail/mailer.ts'
+import { webHelmetOptions } from '@quartet/core/web'
 
 export interface AppDeps {
   config: TConfig
@@ -41,6 +46,8 @@ export interface AppDeps {
   cachePrincipals?: boolean
   /** Called when an upstream call's outcome is unknown and RRsets were marked for repair (main.ts runs the repair job soon). */
   onUnknownOutcome?: () => void
+  /** The back office's mail; defaults to SMTP_URL's transport, or the log. */
+  mailer?: Mailer
 }
 
 export interface DnsManager {
@@ -105,6 +112,38 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     durationSec: 60,
   })
   const pipeline = createPipeline({ svc: service, limiter, repo })
+  const people = createPeopleService({
+    people: repo,
+    sessions: repo,
+    accounts: repo,
+    audit: repo,
+    mailer:
+      deps.mailer ?? createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger: deps.logger }),
+    clock: deps.clock ?? systemClock,
+    logger: deps.logger,
+    settings: {
+      registration: config.REGISTRATION,
+      publicUrl: config.PUBLIC_URL,
+      signupQuota: config.SIGNUP_QUOTA,
+      signupBalanceCents: config.SIGNUP_BALANCE_CENTS,
+      sessionIdleMs: config.WEB_SESSION_IDLE_MINUTES * 60_000,
+      ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX,
+    },
+    limits: {
+      address: createRateLimiter({
+        kv: deps.kv,
+        name: 'dns-manager:signin-address',
+        points: config.SIGNIN_ATTEMPTS_PER_ADDRESS,
+        durationSec: config.SIGNIN_WINDOW_SEC,
+      }),
+      account: createRateLimiter({
+        kv: deps.kv,
+        name: 'dns-manager:signin-account',
+        points: config.SIGNIN_ATTEMPTS_PER_ACCOUNT,
+        durationSec: config.SIGNIN_WINDOW_SEC,
+      }),
+    },
+  })
 
   const { app, metrics } = createHttpApp(
     {
@@ -115,6 +154,8 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       bodyLimit: config.BODY_LIMIT,
       metricsToken: config.METRICS_TOKEN,
       hotRoutes: restHotRoutes(operations, pipeline, PREFIXES),
+      // The back office's pages: scripts and styles from this site only, no framing.
+      helmet: webHelmetOptions(),
       readiness: {
         database: () => pingDatabase(deps.db),
         // Without Redis the service still serves (limits count per process): reported only.
@@ -156,6 +197,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         logger: deps.logger,
         endpoints: PREFIXES.map((p) => `${p}/graphql`),
       })
+      registerBackOffice(app, { people, pipeline, allowedOrigins: config.WEB_ALLOWED_ORIGINS })
     },
   )
   drift.register(metrics)
@@ -223,6 +265,7 @@ export function openApiDocument(): Record<string, unknown> {
       })
     }
   }
+  docs.push(...backOfficeOperations)
   return createOpenApiDocument(
     {
       title: 'dns-manager',
@@ -232,6 +275,7 @@ export function openApiDocument(): Record<string, unknown> {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-API-Secret' },
         bearer: { type: 'http', scheme: 'bearer', description: 'KEY:SECRET' },
+        accountSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
         basic: {
           type: 'http',
           scheme: 'basic',

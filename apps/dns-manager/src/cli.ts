@@ -8,6 +8,8 @@ import { loadAppConfig, type TConfig } from './config.ts'
 import { createProvider } from './providers/index.ts'
 import { normaliseHostname } from './domain/names.ts'
 import { issueCredential } from './domain/service.ts'
+import { createInvite } from './domain/people.ts'
+import { systemClock } from '@quartet/core/clock'
 import { createDb } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
 import { createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
@@ -159,6 +161,19 @@ void runCli('dns-manager', {
           zone: { name: zone.name, price_cents: zone.priceCents, term_years: zone.termYears },
           upstream: { provider: provider.kind, zone: upstream },
         }
+      }),
+  },
+  'invites:create': {
+    describe:
+      'an invitation link for the back office (REGISTRATION=invite): [--hours N] (default 168); prints {invite_url, expires_at}; the link works once',
+    run: (args) =>
+      withRepository(async (repo, _prefix, config) => {
+        const hours = intFlag(args, 'hours', 1, 168)
+        if (hours > 24 * 90) throw new CliError('bad_request', '--hours must be at most 2160 (90 days)')
+        return createInvite(
+          { people: repo, clock: systemClock, settings: { publicUrl: config.PUBLIC_URL } },
+          { validHours: hours },
+        )
       }),
   },
   'balance:credit': {

@@ -58,6 +58,37 @@ export const ZConfig = z.object({
   PENDING_TIMEOUT_MS: zInt(60_000, 1000, 86_400_000),
   /** How often the anti-entropy job compares every zone upstream with the database; 0 switches it off. */
   ANTI_ENTROPY_INTERVAL_MS: zInt(300_000, 0, 86_400_000),
+
+  // --- the back office (web pages for account holders; README "Back office") ---
+  /** Who may sign up: anyone (`open`), holders of an operator's invitation (`invite`), nobody (`closed`). */
+  REGISTRATION: z.enum(['open', 'invite', 'closed']).default('invite'),
+  /** The site as people reach it (Caddy's host); the links in mails start with it. */
+  PUBLIC_URL: z
+    .url()
+    .default('http://dns.localhost')
+    .transform((v) => v.replace(/\/+$/, '')),
+  /** `smtp://user:pass@host:587` or `smtps://…`; unset: mails are written to the log (said at start). */
+  SMTP_URL: z.url().optional(),
+  MAIL_FROM: z.string().min(3).default('dns-manager <no-reply@dns.localhost>'),
+  /** What a signed-up account starts with. */
+  SIGNUP_QUOTA: zInt(2, 0, 100_000),
+  SIGNUP_BALANCE_CENTS: zInt(0, 0, 1_000_000_000),
+  /** A back-office session ends after this long unused, and 12 hours after sign-in at most. */
+  WEB_SESSION_IDLE_MINUTES: zInt(60, 1, 720),
+  /** Sign-in and reset attempts per client address, and per account, in each window. */
+  SIGNIN_ATTEMPTS_PER_ADDRESS: zInt(20, 1, 1_000_000),
+  SIGNIN_ATTEMPTS_PER_ACCOUNT: zInt(10, 1, 1_000_000),
+  SIGNIN_WINDOW_SEC: zInt(900, 10, 86_400),
+  /** Origins the back office's writes may come from besides PUBLIC_URL (comma-separated). */
+  WEB_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    ),
 })
 export type TConfig = z.infer<typeof ZConfig>
 

@@ -12,6 +12,10 @@ void runService({
   migrationsDir: migrationsDirFrom(__dirname),
   build: ({ config, logger, kv }) => {
     const db = createDb(databaseOptions(config))
+    if (!config.SMTP_URL)
+      logger.warn(
+        'SMTP_URL is not set: the back office writes its mails (sign-up and reset links) to this log instead of sending them',
+      )
     let kick = () => {}
     // The principal cache hears about writes through kv; with the in-process memory kv, a CLI
     // run or another replica could not reach it, so it stays off.

@@ -13,6 +13,8 @@ import type { Services } from './http/services.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
 import { deferContinueOnListen } from './http/upload-connection.ts'
+import { registerTus, tusOperations } from './http/tus.ts'
+import { registerVercelBlob, vercelBlobOperations } from './http/vercel-blob.ts'
 import { isStreamedUpload, registerUpload, uploadOperations } from './http/upload.ts'
 import { registerWeb, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
 import { createServices, type ServicesConfig } from './services.ts'
@@ -37,7 +39,15 @@ export const openApiDocument = createOpenApiDocument(
     description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
     securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
   },
-  [...uploadOperations, ...shareOperations, ...adminOperations, ...storeOperations, ...webOperations],
+  [
+    ...uploadOperations,
+    ...tusOperations,
+    ...vercelBlobOperations,
+    ...shareOperations,
+    ...adminOperations,
+    ...storeOperations,
+    ...webOperations,
+  ],
 )
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
@@ -62,7 +72,9 @@ export function createApp(deps: AppDeps): Express {
     },
     (app) => {
       serveOpenApi(app, openApiDocument)
+      registerVercelBlob(app, services)
       registerUpload(app, services)
+      registerTus(app, services)
       registerShare(app, services)
       registerAdmin(app, services)
       registerStores(app, services)

@@ -33,6 +33,11 @@ export const ZConfig = z
      * back at most 10 minutes (plus a sweep) later.
      */
     UPLOAD_TOKEN_TTL_SECONDS: zInt(1800, 60, 7 * 24 * 3600),
+    /**
+     * How long a resumable (tus) upload may be resumed after its creation; an unfinished one is
+     * removed then and its reservation given back (sweep).
+     */
+    TUS_EXPIRY_SECONDS: zInt(86_400, 1, 7 * 24 * 3600),
     /** Upload permissions per client (IPv4 address, IPv6 /64) per UPLOAD_LIMIT_WINDOW_SECONDS. */
     UPLOAD_PERMISSIONS_PER_ADDRESS: zInt(120, 1, 1_000_000),
     /** Upload permissions of everyone together per UPLOAD_LIMIT_WINDOW_SECONDS. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { type Clock, systemClock } from '@quartet/core/clock'
-import type { KeyValueStore } from '@quartet/core/kv'
+import { type KeyValueStore, RedisKeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
 import { createRateLimiter, DEFAULT_IPV6_PREFIX } from '@quartet/core/rate-limit'
 import type { TConfig } from './config.ts'
@@ -15,6 +15,8 @@ import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
 import { StorageRegistry } from './domain/storage.ts'
 import { StoreInstances } from './domain/store-instances.ts'
+import { ClientTokenUploads } from './domain/client-token-uploads.ts'
+import { ResumableUploads } from './domain/resumable-uploads.ts'
 import { UploadReservations } from './domain/upload-reservations.ts'
 import { UploadTokens } from './domain/upload-token.ts'
 import { WindowCounters } from './domain/window-counters.ts'
@@ -22,6 +24,9 @@ import type { Services } from './http/services.ts'
 import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
 import { builtinRepoStore, driverFactory, type FactoryDeps } from './storage/factory.ts'
+import { RedisLocker } from './storage/redis-locker.ts'
+import { TusEndpoints } from './storage/tus-endpoints.ts'
+import { TUS_BASE_PATH } from './http/tus.ts'
 import { AllowanceRepository } from './store/allowance-repository.ts'
 import { AuditRepository } from './store/audit-repository.ts'
 import { type KvDeadlineOptions, withKvDeadline } from './store/kv-deadline.ts'
@@ -56,7 +61,13 @@ export type ServicesConfig = Pick<
   | 'ADMIN_ALLOWED_ORIGINS'
 > &
   Partial<
-    Pick<TConfig, 'RATE_LIMIT_IPV6_PREFIX' | 'DOWNLOAD_RESUME_WINDOW_SECONDS' | 'DOWNLOAD_RESUME_SLACK_BYTES'>
+    Pick<
+      TConfig,
+      | 'RATE_LIMIT_IPV6_PREFIX'
+      | 'DOWNLOAD_RESUME_WINDOW_SECONDS'
+      | 'DOWNLOAD_RESUME_SLACK_BYTES'
+      | 'TUS_EXPIRY_SECONDS'
+    >
   > &
   Partial<
     Pick<
@@ -161,6 +172,31 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     clock,
     logger,
   })
+  // Resumable uploads: a tus server per instance; locks in Redis so replicas share them.
+  // Never longer than an unshared upload may live (ORPHAN_AFTER_HOURS): orphan clean-up would
+  // delete the permission of an upload still resumable, and its partial data with nobody to expire it.
+  const tusExpiryMs = Math.min(
+    (config.TUS_EXPIRY_SECONDS ?? 86_400) * 1000,
+    config.ORPHAN_AFTER_HOURS * 3_600_000,
+  )
+  const tus = new TusEndpoints({
+    basePath: TUS_BASE_PATH,
+    locker: deps.kv instanceof RedisKeyValueStore ? new RedisLocker(deps.kv.redis) : null,
+    expiryMs: tusExpiryMs,
+    driver: (id) => instances.driver(id),
+    logger,
+  })
+  const resumable = new ResumableUploads({
+    shares: shareRepo,
+    instances,
+    reservations,
+    tokens,
+    data: tus,
+    clock,
+    logger,
+    expiryMs: tusExpiryMs,
+  })
+  tus.setHooks(resumable)
   const settings = new SettingsService(new SettingsRepository(db))
   const authCodes = new AuthCodes(new AuthCodeRepository(db), clock)
   const gate = new DownloadGate(kv, shareRepo, clock, kvTrouble)
@@ -202,6 +238,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     orphanAfterHours: config.ORPHAN_AFTER_HOURS,
     uploadWindowMs: config.UPLOAD_TOKEN_TTL_SECONDS * 1000,
     syncInstances: () => instances.sync(),
+    resumable,
   })
   return {
     shares,
@@ -221,6 +258,9 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     guard,
     ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX ?? DEFAULT_IPV6_PREFIX,
     gate,
+    resumable,
+    tus,
+    clientTokens: new ClientTokenUploads({ shares, shareRepo, reservations, settings, tokens, clock }),
   }
 }
 

@@ -12,6 +12,8 @@ export const coreErrorStatus = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** A state-changing page request without the same-origin proof (core web.ts csrfGuard). */
+  csrf_rejected: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

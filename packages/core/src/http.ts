@@ -543,6 +543,13 @@ function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: num
       res.status(503).json({ status: 'shutting_down', checks: {} })
       return
     }
+    // `?scope=process`: whether this process takes requests at all, dependencies not asked. For
+    // a proxy balancing replicas: it should leave out a replica that drains, not every replica
+    // while a dependency is down (each then answers its own 503 with Retry-After).
+    if (req.query.scope === 'process') {
+      res.json({ status: 'ok', checks: {} })
+      return
+    }
     const results = await Promise.all(
       entries.map(async ({ name, check, optional }) => {
         try {

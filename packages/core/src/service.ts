@@ -1,6 +1,7 @@
 import './wasm-tiering.ts'
 import path from 'node:path'
 import type { Express } from 'express'
+import { dependencyFailure } from './errors.ts'
 import { serve, type Serving } from './http.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
@@ -34,6 +35,28 @@ export interface ServiceRuntime<C extends BaseConfig> {
   config: C
   logger: Logger
   kv: KeyValueStore
+  /**
+   * Start-up work against Postgres or Redis (loading what the service serves), retried while the
+   * dependency is unavailable — a deadline passed on a machine busy starting many replicas at
+   * once, a server still starting — for up to START_RETRY_MS; any other failure is fatal at once.
+   */
+  whenAvailable<T>(what: string, work: () => Promise<T>): Promise<T>
+}
+
+/** How long start-up work waits for an unavailable dependency before the service gives up. */
+export const START_RETRY_MS = 60_000
+
+async function whenAvailable<T>(logger: Logger, what: string, work: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + START_RETRY_MS
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (err) {
+      if (dependencyFailure(err) !== 'unavailable' || Date.now() > deadline) throw err
+      logger.warn({ err, attempt }, `${what}: a dependency did not answer in time; trying again`)
+      await new Promise((r) => setTimeout(r, Math.min(2000, 250 * attempt)))
+    }
+  }
 }
 
 export interface BuiltService {
@@ -86,7 +109,12 @@ export async function runService<C extends BaseConfig>(options: {
         'REDIS_URL is not set: counters, rate limits and sessions live in this process (single node only)',
       )
     }
-    const built = await options.build({ config, logger, kv })
+    const built = await options.build({
+      config,
+      logger,
+      kv,
+      whenAvailable: (what, work) => whenAvailable(logger, what, work),
+    })
     return await serve(built.app, {
       port: config.PORT,
       host: config.HOST,

@@ -102,6 +102,22 @@ describe('createHttpApp', () => {
       expect(res.text).not.toContain('ECONNREFUSED')
     })
 
+    it('when a proxy asks /readyz?scope=process, then a failing dependency is not its concern: 200 without checks', async () => {
+      const { app } = buildApp({
+        readiness: {
+          database: async () => {
+            throw new Error('connect ECONNREFUSED 127.0.0.1:5432')
+          },
+        },
+      })
+
+      await request(app).get('/readyz').expect(503)
+      const res = await request(app).get('/readyz?scope=process')
+
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual({ status: 'ok', checks: {} })
+    })
+
     it('when a check is slower than the timeout, then /readyz is 503 with that check timed out, promptly', async () => {
       const { app } = buildApp({
         readinessTimeoutMs: 100,

@@ -10,10 +10,13 @@ import { startStack } from './stack.ts'
  */
 async function main(): Promise<void> {
   const watch = process.argv.includes('--watch')
+  const replicasArg = process.argv.indexOf('--replicas')
+  const replicas = replicasArg === -1 ? 1 : Number(process.argv[replicasArg + 1])
   const envFile = path.join(REPO_ROOT, '.env')
   if (existsSync(envFile)) process.loadEnvFile(envFile)
 
-  const width = Math.max(...SERVICES.map((s) => s.name.length))
+  // Replicas print as `key-info#2`.
+  const width = Math.max(...SERVICES.map((s) => s.name.length)) + (replicas > 1 ? 3 : 0)
   // In a terminal, one short coloured line per event; JSON lines when piped or in containers.
   const pretty = prettyWanted(process.stdout, process.env)
   const status = (message: string) => process.stdout.write(`${'stack'.padEnd(width)} | ${message}\n`)
@@ -24,13 +27,22 @@ async function main(): Promise<void> {
       ? (name, line) => process.stdout.write(`${prettyLine(name.padEnd(width), line, pretty)}\n`)
       : (name, line) => process.stdout.write(`${name.padEnd(width)} | ${line}\n`),
     onStatus: status,
+    replicas,
   })
 
-  const rows = stack.services.map((s) => {
-    const spec = SERVICES.find((x) => x.name === s.name)!
-    return `  ${s.name.padEnd(width)}  ${s.url.padEnd(24)}  ${spec.paths}`
+  const rows = SERVICES.map((spec) => {
+    const urls = stack.services.filter((s) => s.name === spec.name).map((s) => s.url)
+    return `  ${spec.name.padEnd(width)}  ${urls.join(' ').padEnd(24)}  ${spec.paths}`
   })
   process.stdout.write(`\nQuartet is up${watch ? ' (reloading on change)' : ''}:\n${rows.join('\n')}\n`)
+  if (stack.proxyUrl) {
+    const port = new URL(stack.proxyUrl).port
+    const hosts = SERVICES.map((spec) => `http://${process.env[spec.hostVar] ?? spec.defaultHost}:${port}`)
+    process.stdout.write(
+      `${replicas} replicas of each behind caddy on ${stack.proxyUrl}: ${hosts.join(' ')}\n` +
+        `Rolling restart (one replica at a time): kill -HUP ${process.pid}\n`,
+    )
+  }
   process.stdout.write('Every service answers /healthz, /readyz and /metrics. Ctrl-C stops them all.\n\n')
 
   let exitCode = 0
@@ -40,6 +52,13 @@ async function main(): Promise<void> {
     status('stopped')
     process.exit(exitCode)
   }
+  process.on('SIGHUP', () => {
+    status('SIGHUP: rolling restart')
+    stack.rollingRestart().then(
+      () => status('rolling restart done'),
+      (err: Error) => status(`rolling restart failed: ${err.message}`),
+    )
+  })
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   if (!watch) {

@@ -97,6 +97,46 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
     },
   )
 
+  it("when dns-manager's back office is asked through caddy, then its API answers and a same-site write passes the CSRF check", async () => {
+    const host = `dns.localhost:${proxyPort}`
+    const site = await get({
+      host: '127.0.0.1',
+      port: proxyPort,
+      path: '/account/api/site',
+      headers: { host },
+    })
+    expect(site.status).toBe(200)
+    expect(JSON.parse(site.body)).toMatchObject({ success: true, registration: 'invite' })
+    // The browser's Origin names the proxy's host; the service sees the same Host behind caddy.
+    const signin = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          method: 'POST',
+          host: '127.0.0.1',
+          port: proxyPort,
+          path: '/account/api/signin',
+          headers: {
+            host,
+            origin: `http://${host}`,
+            'sec-fetch-site': 'same-origin',
+            'x-requested-with': 'fetch',
+            'content-type': 'application/json',
+          },
+        },
+        (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (c: string) => (body += c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+        },
+      )
+      req.on('error', reject)
+      req.end(JSON.stringify({ email: 'nobody@example.test', password: 'not a password' }))
+    })
+    expect(signin.status).toBe(401)
+    expect(JSON.parse(signin.body).error.code).toBe('auth_invalid_password')
+  })
+
   it('when the Host is unknown, then caddy answers 404 in JSON', async () => {
     const res = await get({
       host: '127.0.0.1',

@@ -26,7 +26,7 @@ export interface Launched {
 }
 
 /** Runs the real launcher (`packages/stack/src/main.ts`, as `pnpm start` does after building). */
-export async function launchStack(env: NodeJS.ProcessEnv): Promise<Launched> {
+export async function launchStack(env: NodeJS.ProcessEnv, args: string[] = []): Promise<Launched> {
   const ports: Record<string, number> = {}
   const portEnv: Record<string, string> = {}
   for (const spec of SERVICES) {
@@ -38,6 +38,7 @@ export async function launchStack(env: NodeJS.ProcessEnv): Promise<Launched> {
     [
       path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
       path.join(REPO_ROOT, 'packages/stack/src/main.ts'),
+      ...args,
     ],
     {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...portEnv },
@@ -67,7 +68,9 @@ export async function launchStack(env: NodeJS.ProcessEnv): Promise<Launched> {
   ])
   if (!up) {
     child.kill('SIGKILL')
-    throw new Error(`the stack did not come up:\n${lines.slice(-40).join('\n')}`)
+    // Readiness polls say little: the last lines of everything else say why.
+    const telling = lines.filter((l) => !l.includes('"request completed"'))
+    throw new Error(`the stack did not come up:\n${telling.slice(-60).join('\n')}`)
   }
   return {
     child,
@@ -81,9 +84,9 @@ export async function launchStack(env: NodeJS.ProcessEnv): Promise<Launched> {
   }
 }
 
-/** The parsed JSON log lines one service printed through the launcher. */
+/** The parsed JSON log lines one service (or one replica, `key-info#2`) printed through the launcher. */
 export function serviceLogs(lines: string[], service: string): Array<Record<string, unknown>> {
-  const prefix = new RegExp(`^${service}\\s*\\| `)
+  const prefix = new RegExp(`^${service.replace('#', '\\#')}\\s*\\| `)
   return lines
     .filter((l) => prefix.test(l))
     .map((l) => l.replace(prefix, ''))

@@ -17,6 +17,8 @@ export interface Principal {
   scope: CredentialScope
   /** The subdomain a scoped credential acts on. */
   scopeSubdomainId: number | null
+  /** `web`: a back-office session (people.ts), not an API credential; `credentialId` is then `web:<account>`. */
+  via?: 'api' | 'web'
 }
 
 /** The lookup without a cache: straight to the store. */

@@ -15,6 +15,14 @@ export const dnsErrorStatus = defineErrorCodes({
   provider_operation_failed: 502,
   subdomain_taken: 409,
   key_limit_reached: 409,
+  // the back office (people.ts)
+  auth_invalid_password: 401,
+  session_required: 401,
+  registration_closed: 403,
+  invite_required: 403,
+  link_invalid: 400,
+  account_exists: 409,
+  mail_unavailable: 503,
 } as const)
 
 declare module '@quartet/core/errors' {

@@ -57,7 +57,8 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
     await deps.repo
       .audit({
         accountId: p.accountId,
-        credentialId: p.credentialId,
+        credentialId: p.via === 'web' ? null : p.credentialId,
+        via: p.via ?? 'api',
         ip: p.ip ?? null,
         operation: op.name,
         target,

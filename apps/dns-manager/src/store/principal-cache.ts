@@ -216,6 +216,21 @@ export const PRINCIPAL_CHANGES: { [K in keyof Stores]-?: Rule<K> } = {
   acquireLease: null,
   releaseLease: null,
   audit: null,
+  listAudit: null,
+  // the back office: passwords, sign-up and reset links, page sessions. None touches what an
+  // API credential's principal holds (a new account has no credential anyone looked up; the
+  // back office switches API access and allow lists through updateAccount, keys through the
+  // credential calls above).
+  findLogin: null,
+  passwordHashOf: null,
+  setPassword: null,
+  createToken: null,
+  peekToken: null,
+  completeSignup: null,
+  completeReset: null,
+  createSession: null,
+  resumeSession: null,
+  deleteSession: null,
 }
 
 /**

@@ -9,6 +9,7 @@ import { createSubdomainRepository } from './subdomain-repository.ts'
 import { createUpstreamStateRepository } from './upstream-state-repository.ts'
 import { createZoneRepository } from './zone-repository.ts'
 import { createLeaseRepository } from './lease-repository.ts'
+import { createPeopleRepository } from './people-repository.ts'
 
 export type {
   AccountRow,
@@ -35,6 +36,7 @@ export function createRepository(db: Db, schema: string): Stores {
     ...createUpstreamStateRepository(db, schema),
     ...createLeaseRepository(db, schema),
     ...createAuditRepository(db),
+    ...createPeopleRepository(db, schema),
   }
 }
 

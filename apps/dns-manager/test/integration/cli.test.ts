@@ -103,3 +103,34 @@ describe('operator CLI', () => {
     })
   }, 60_000)
 })
+
+describe('operator CLI: back-office invitations', () => {
+  it('when an invitation is made, then its link signs one person up while REGISTRATION=invite, once', async () => {
+    const { startBackOffice, browserAgent, tokenIn, PASSWORD } = await import('../support/back-office.ts')
+    const invite = await cli('invites:create', '--hours', '2')
+    expect(invite.code).toBe(0)
+    expect(invite.json).toEqual({
+      invite_url: expect.stringContaining('/account/signup?invite='),
+      expires_at: expect.any(String),
+    })
+    const token = new URL(String(invite.json.invite_url)).searchParams.get('invite')!
+    const bo = await startBackOffice(deps, { REGISTRATION: 'invite' })
+    try {
+      const email = `${unique('inv')}@example.test`
+      const without = await browserAgent(bo.url).post('/account/api/signup', { email }).expect(403)
+      expect(without.body.error.code).toBe('invite_required')
+      await browserAgent(bo.url).post('/account/api/signup', { email, invite: token }).expect(200)
+      const link = tokenIn((await bo.smtp.mailTo(email)).text, '/account/signup/complete')
+      await browserAgent(bo.url)
+        .post('/account/api/signup/complete', { token: link, password: PASSWORD })
+        .expect(201)
+      // The invitation is spent: a second person cannot use it.
+      const second = await browserAgent(bo.url)
+        .post('/account/api/signup', { email: `${unique('inv2')}@example.test`, invite: token })
+        .expect(400)
+      expect(second.body.error.code).toBe('link_invalid')
+    } finally {
+      await bo.close()
+    }
+  })
+})

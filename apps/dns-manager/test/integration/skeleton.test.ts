@@ -98,4 +98,34 @@ describe('dns-manager skeleton', () => {
       }),
     })
   })
+
+  it('when the back-office models are written, then each reads back equal', async () => {
+    const account = await deps.db.account.create({ data: { email: 'people-models@example.test' } })
+    const now = new Date('2026-11-24T10:00:00.000Z')
+    const login = await deps.db.accountLogin.create({
+      data: { accountId: account.id, passwordHash: 'scrypt$x', changedAt: now },
+    })
+    expect(await deps.db.accountLogin.findUniqueOrThrow({ where: { accountId: account.id } })).toEqual(login)
+    const session = await deps.db.webSession.create({
+      data: { idHash: 'h'.repeat(64), accountId: account.id, ip: '2001:db8::1', expiresAt: now },
+    })
+    expect(await deps.db.webSession.findUniqueOrThrow({ where: { idHash: session.idHash } })).toEqual(session)
+    const token = await deps.db.webToken.create({
+      data: {
+        tokenHash: 't'.repeat(64),
+        kind: 'signup',
+        email: 'p@example.test',
+        inviteHash: 'i'.repeat(64),
+        expiresAt: now,
+      },
+    })
+    expect(await deps.db.webToken.findUniqueOrThrow({ where: { tokenHash: token.tokenHash } })).toEqual(token)
+    const entry = await deps.db.auditLog.create({
+      data: { accountId: account.id, operation: 'web.signin', outcome: 'ok', via: 'web' },
+    })
+    expect(await deps.db.auditLog.findUniqueOrThrow({ where: { id: entry.id } })).toEqual(entry)
+    await expect(
+      deps.db.webToken.create({ data: { tokenHash: 'u'.repeat(64), kind: 'other', expiresAt: now } }),
+    ).rejects.toThrow()
+  })
 })

@@ -35,6 +35,8 @@ export class Cleanup {
       uploadWindowMs: number
       /** Loads storage instances other replicas added, so their orphans are swept too. */
       syncInstances?: () => Promise<unknown>
+      /** Expires unfinished resumable (tus) uploads. */
+      resumable?: { sweepExpired(): Promise<number> }
     },
   ) {}
 
@@ -105,11 +107,14 @@ export class Cleanup {
     return issued !== undefined && issued.shareId === null && issued.createdAt <= cutoff
   }
 
-  async sweep(): Promise<{ endedShares: number; unusedPermissions: number } & CleanupResult> {
+  async sweep(): Promise<
+    { endedShares: number; unusedPermissions: number; expiredResumable: number } & CleanupResult
+  > {
     const endedShares = await this.removeEndedShares()
     const unusedPermissions = await this.d.reservations.releaseUnused()
+    const expiredResumable = (await this.d.resumable?.sweepExpired()) ?? 0
     const orphans = await this.removeOrphans()
     await this.d.reservations.repairAllowances()
-    return { endedShares, unusedPermissions, ...orphans }
+    return { endedShares, unusedPermissions, expiredResumable, ...orphans }
   }
 }

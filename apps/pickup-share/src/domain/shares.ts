@@ -10,6 +10,7 @@ import type { DownloadGate } from './download-gate.ts'
 import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, strongEtag } from './downloads.ts'
 import { choosePathname } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
+import { RESUMABLE_KINDS } from './resumable-uploads.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
@@ -51,6 +52,8 @@ export interface UploadGrant {
   upload: UploadPermission
   options: { allowOverwrite: false; maximumSizeInBytes: number | null }
   expiresAt: Date
+  /** blob and bucket: the same permission for a resumable (tus) upload to this instance. */
+  resumable?: { instance: string; token: string }
 }
 
 export interface ShareRequest {
@@ -176,12 +179,26 @@ export class ShareService {
       await abandon()
       throw err
     }
+    const resumable = (RESUMABLE_KINDS as readonly string[]).includes(driver.kind)
+      ? {
+          instance: driver.instance,
+          token: this.d.tokens.sign({
+            instance: driver.instance,
+            pathname,
+            size: req.size,
+            maxBytes,
+            expiresAt,
+            allowOverwrite: false,
+          }),
+        }
+      : undefined
     return {
       store: driver.kind,
       pathname,
       upload,
       options: { allowOverwrite: false, maximumSizeInBytes: maxBytes },
       expiresAt,
+      ...(resumable ? { resumable } : {}),
     }
   }
 

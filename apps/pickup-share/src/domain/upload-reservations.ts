@@ -149,6 +149,23 @@ export class UploadReservations {
     return this.d.allowances.repair(5 * 60_000, this.d.clock.now())
   }
 
+  /** A permission row this caller deleted: its bytes go back everywhere, once. */
+  releaseRow(row: Held): Promise<void> {
+    return this.released(row)
+  }
+
+  /**
+   * A permission granted for up to `from` bytes whose file arrived with `to` (a Vercel client
+   * upload declares no size): the permission is for exactly `to` from now on and the difference
+   * goes back everywhere. False when the permission changed meanwhile (shared, released).
+   */
+  async shrink(row: Held & { id: string }, to: number): Promise<boolean> {
+    if (to >= row.size) return to === row.size
+    if (!(await this.d.shares.shrinkIssuedUpload(row.id, row.size, to))) return false
+    await this.released({ ...row, size: row.size - to })
+    return true
+  }
+
   /** A permission row was deleted by this caller: its bytes go back everywhere, once. */
   private async released(row: Held): Promise<void> {
     await this.d.instances.release(row.storeInstance, row.size)

@@ -12,6 +12,8 @@ export interface UploadClaims {
   maxBytes: number | null
   expiresAt: Date
   allowOverwrite: boolean
+  /** The pathname the client named (a Vercel blob client token): the upload must name it again. */
+  alias?: string | undefined
 }
 
 /**
@@ -33,6 +35,7 @@ export class UploadTokens {
         m: claims.maxBytes,
         e: claims.expiresAt.getTime(),
         o: claims.allowOverwrite,
+        ...(claims.alias !== undefined ? { a: claims.alias } : {}),
       }),
     ).toString('base64url')
     return `${payload}.${this.mac(payload)}`
@@ -43,7 +46,7 @@ export class UploadTokens {
     const [payload, mac, extra] = token.split('.')
     if (!payload || !mac || extra !== undefined || !safeEqual(mac, this.mac(payload)))
       throw new ApiError('upload_token_invalid', 'the upload token is not valid')
-    let raw: { i?: unknown; p?: unknown; s?: unknown; m?: unknown; e?: unknown; o?: unknown }
+    let raw: { i?: unknown; p?: unknown; s?: unknown; m?: unknown; e?: unknown; o?: unknown; a?: unknown }
     try {
       raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
     } catch {
@@ -55,7 +58,8 @@ export class UploadTokens {
       !(raw.s === undefined || raw.s === null || typeof raw.s === 'number') ||
       !(raw.m === null || typeof raw.m === 'number') ||
       typeof raw.e !== 'number' ||
-      typeof raw.o !== 'boolean'
+      typeof raw.o !== 'boolean' ||
+      !(raw.a === undefined || typeof raw.a === 'string')
     )
       throw new ApiError('upload_token_invalid', 'the upload token is not valid')
     if (raw.e <= this.clock.now().getTime())
@@ -67,6 +71,7 @@ export class UploadTokens {
       maxBytes: raw.m as number | null,
       expiresAt: new Date(raw.e),
       allowOverwrite: raw.o,
+      ...(typeof raw.a === 'string' ? { alias: raw.a } : {}),
     }
   }
 

@@ -2,6 +2,7 @@ import type { Express, Request, RequestHandler, Response } from 'express'
 import { ApiError } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
+import { cookieValue, csrfGuard } from '@quartet/core/web'
 import { z } from 'zod'
 import { ABSOLUTE_TIMEOUT_MS, type AdminSession } from '../domain/admin-sessions.ts'
 import { ZSettings, ZSettingsPatch } from '../domain/settings.ts'
@@ -9,50 +10,6 @@ import { clientIp, clientKey, type Services } from './services.ts'
 
 /** The admin session cookie (the product abbreviation: Quartet Pickup Share). */
 export const SESSION_COOKIE = 'qps_session'
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
-
-function cookieValue(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      // A value that is not valid percent-encoding is no session of ours (never a 500).
-      try {
-        return decodeURIComponent(part.slice(eq + 1).trim())
-      } catch {
-        return undefined
-      }
-    }
-  }
-  return undefined
-}
-
-/**
- * Against CSRF: a state-changing admin request (login included) must come from our own origin
- * (Sec-Fetch-Site: same-origin, or an Origin header naming us) and carry X-Requested-With,
- * which a cross-site HTML form cannot send.
- */
-export function csrfGuard(allowedOrigins: string[]): RequestHandler {
-  return (req, _res, next) => {
-    if (SAFE_METHODS.has(req.method)) return next()
-    if (!req.get('x-requested-with'))
-      throw new ApiError('csrf_rejected', 'state-changing admin requests need an X-Requested-With header')
-    const site = req.get('sec-fetch-site')
-    const origin = req.get('origin')
-    const own = `${req.protocol}://${req.get('host')}`
-    const allowed = allowedOrigins.length ? allowedOrigins : [own]
-    if (site !== undefined && site !== 'same-origin')
-      throw new ApiError('csrf_rejected', `cross-site admin request refused (Sec-Fetch-Site: ${site})`)
-    if (origin !== undefined && !allowed.includes(origin.replace(/\/$/, '')))
-      throw new ApiError('csrf_rejected', `admin requests from origin ${origin} are refused`)
-    if (site === undefined && origin === undefined)
-      throw new ApiError(
-        'csrf_rejected',
-        'state-changing admin requests need an Origin header naming this site',
-      )
-    next()
-  }
-}
 
 const sessionOf = (res: Response): AdminSession => res.locals.adminSession as AdminSession
 

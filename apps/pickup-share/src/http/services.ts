@@ -10,6 +10,9 @@ import type { ShareService } from '../domain/shares.ts'
 import type { StorageRegistry } from '../domain/storage.ts'
 import type { StoreInstances } from '../domain/store-instances.ts'
 import type { AuditRepository } from '../store/audit-repository.ts'
+import type { ClientTokenUploads } from '../domain/client-token-uploads.ts'
+import type { ResumableUploads } from '../domain/resumable-uploads.ts'
+import type { TusEndpoints } from '../storage/tus-endpoints.ts'
 
 /** What the HTTP adapters call into. */
 export interface Services {
@@ -31,6 +34,11 @@ export interface Services {
   guard: GuessGuard
   /** Leading bits that name one IPv6 client in limits (RATE_LIMIT_IPV6_PREFIX). */
   ipv6Prefix: number
+  /** Resumable (tus) uploads: the rules, and the tus servers of the instances. */
+  resumable: ResumableUploads
+  tus: TusEndpoints
+  /** Uploads from the Vercel Blob client (client tokens). */
+  clientTokens: ClientTokenUploads
 }
 
 /** The client's address as express resolved it with `trust proxy`: logged and audited as it is. */

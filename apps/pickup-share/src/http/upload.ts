@@ -4,6 +4,7 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
+import { ZGenerateClientToken, ZGenerateClientTokenResponse } from './vercel-blob.ts'
 import { STORE_KINDS } from '../domain/storage.ts'
 import { clientIp, clientKey, type Services } from './services.ts'
 import { acceptBody, lingerAfterAnswer, uploadBody } from './upload-connection.ts'
@@ -34,6 +35,8 @@ export const ZUploadResponse = z.object({
   }),
   options: z.object({ allowOverwrite: z.literal(false), maximumSizeInBytes: z.number().int().nullable() }),
   expiresAt: z.string(),
+  /** blob and bucket: the same permission as a resumable tus 1.0 upload (tus-js-client `endpoint`, `headers`). */
+  tus: z.object({ endpoint: z.string(), headers: z.record(z.string(), z.string()) }).optional(),
 })
 
 export const ZBlobUploadResponse = z.object({ pathname: z.string(), size: z.number().int() })
@@ -45,11 +48,15 @@ export const uploadOperations: OperationDoc[] = [
     method: 'post',
     path: '/api/upload',
     operationId: 'requestUpload',
-    summary: 'Get a client-direct upload permission for one file',
+    summary:
+      'Get a client-direct upload permission for one file (with `tus` for a resumable upload), or a Vercel Blob client token (`blob.generate-client-token`)',
     tags: ['public'],
-    request: uploadSchemas,
+    request: { body: z.union([ZUploadRequest, ZGenerateClientToken]) },
     responses: {
-      200: { description: 'where and how to upload', schema: ZUploadResponse },
+      200: {
+        description: 'where and how to upload; for a client token request, `{type, clientToken}`',
+        schema: z.union([ZUploadResponse, ZGenerateClientTokenResponse]),
+      },
       400: { description: 'invalid name, size or type, or the store is not enabled' },
       403: { description: 'unlimited size requested without a usable authorization code' },
       413: { description: 'declared size above maxFileSizeBytes' },
@@ -99,7 +106,19 @@ export function registerUpload(app: Express, s: Services): void {
       clientIp: clientIp(req),
       clientKey: clientKey(req, s),
     })
-    res.set('Cache-Control', 'no-store').json({ ...grant, expiresAt: grant.expiresAt.toISOString() })
+    const { resumable, ...rest } = grant
+    res.set('Cache-Control', 'no-store').json({
+      ...rest,
+      expiresAt: grant.expiresAt.toISOString(),
+      ...(resumable
+        ? {
+            tus: {
+              endpoint: s.tus.endpointOf(resumable.instance),
+              headers: { 'x-upload-token': resumable.token },
+            },
+          }
+        : {}),
+    })
   })
 
   // The body streams straight to disk (blob) or into a git commit (repo): no body parser may buffer
@@ -133,4 +152,4 @@ export function registerUpload(app: Express, s: Services): void {
 
 /** A PUT whose body this server streams into a store itself; it answers `Expect: 100-continue`. */
 export const isStreamedUpload = (req: { method?: string | undefined; url?: string | undefined }): boolean =>
-  req.method === 'PUT' && /^\/api\/(blob|repo)\/upload(\?|$)/.test(req.url ?? '')
+  req.method === 'PUT' && /^\/api\/((blob|repo)\/upload|blob\/vercel\/?)(\?|$)/.test(req.url ?? '')

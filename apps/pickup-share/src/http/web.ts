@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs'
 import path from 'node:path'
-import express, { type Express } from 'express'
-import type { HttpAppOptions } from '@quartet/core/http'
+import type { Express } from 'express'
+import { findWebRoot, serveWebBuild, webHelmetOptions } from '@quartet/core/web'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { z } from 'zod'
 import { STORE_KINDS } from '../domain/storage.ts'
@@ -15,8 +14,7 @@ export const PAGE_PATHS = ['/', '/pickup', '/admin'] as const
  * (tsx, jest), the package's dist/web. Looked up per request, so a build made after start-up counts.
  */
 export function webRoot(): string | undefined {
-  const candidates = [path.resolve(__dirname, 'web'), path.resolve(__dirname, '..', '..', 'dist', 'web')]
-  return candidates.find((dir) => existsSync(path.join(dir, 'index.html')))
+  return findWebRoot([path.resolve(__dirname, 'web'), path.resolve(__dirname, '..', '..', 'dist', 'web')])
 }
 
 /** Origins the pages may upload to besides this site: the S3 endpoint (path and virtual-host style). */
@@ -34,31 +32,8 @@ export function uploadOrigins(config: {
   return [...origins]
 }
 
-/**
- * Helmet options for the pages: scripts and styles only from this site (no inline script, no
- * inline style element), uploads to this site or the configured stores, no framing.
- */
-export function webHelmetOptions(connectOrigins: string[]): NonNullable<HttpAppOptions['helmet']> {
-  return {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        'default-src': ["'self'"],
-        'script-src': ["'self'"],
-        'script-src-attr': ["'none'"],
-        'style-src': ["'self'"],
-        'img-src': ["'self'", 'data:'],
-        'font-src': ["'self'"],
-        'connect-src': ["'self'", ...connectOrigins],
-        'form-action': ["'self'"],
-        'frame-ancestors': ["'none'"],
-        'base-uri': ["'none'"],
-        'object-src': ["'none'"],
-      },
-    },
-    referrerPolicy: { policy: 'no-referrer' },
-  }
-}
+/** The pages' CSP and headers: core's, shared with dns-manager's back office. */
+export { webHelmetOptions }
 
 export const ZSiteInfo = z.object({
   stores: z.array(z.enum(STORE_KINDS)),
@@ -82,9 +57,6 @@ export const webOperations: OperationDoc[] = [
   },
 ]
 
-const HTML_CACHE = 'no-cache'
-const ASSET_CACHE = 'public, max-age=31536000, immutable'
-
 export function registerWeb(app: Express, s: Services): void {
   app.get('/api/site', async (_req, res) => {
     const settings = await s.settings.get()
@@ -100,47 +72,9 @@ export function registerWeb(app: Express, s: Services): void {
     } satisfies z.infer<typeof ZSiteInfo>)
   })
 
-  // Hashed file names (Vite): cached for a year, never revalidated. A missing asset is a 404.
-  // Pages, assets and the icon ignore Range (small files, sent whole): an unsatisfiable range
-  // was a 400 with the page's text/html content type.
-  const statics = new Map<string, ReturnType<typeof express.static>>()
-  app.use('/assets', (req, res, next) => {
-    const root = webRoot()
-    if (!root) return next()
-    let serve = statics.get(root)
-    if (!serve) {
-      serve = express.static(path.join(root, 'assets'), {
-        index: false,
-        fallthrough: true,
-        acceptRanges: false,
-        setHeaders: (r) => r.setHeader('Cache-Control', ASSET_CACHE),
-      })
-      statics.set(root, serve)
-    }
-    return serve(req, res, next)
-  })
-
-  for (const page of PAGE_PATHS)
-    app.get(page, (_req, res) => {
-      const root = webRoot()
-      if (!root) {
-        res
-          .status(503)
-          .set('Cache-Control', 'no-store')
-          .type('text/plain')
-          .send('The web pages are not built: run `pnpm --filter @quartet/pickup-share build`.\n')
-        return
-      }
-      res
-        .set('Cache-Control', HTML_CACHE)
-        .sendFile(path.join(root, 'index.html'), { lastModified: true, acceptRanges: false })
-    })
-
-  app.get('/favicon.svg', (req, res, next) => {
-    const root = webRoot()
-    if (!root || !existsSync(path.join(root, 'favicon.svg'))) return next()
-    res
-      .set('Cache-Control', 'public, max-age=86400')
-      .sendFile(path.join(root, 'favicon.svg'), { acceptRanges: false })
+  serveWebBuild(app, {
+    webRoot,
+    pages: PAGE_PATHS,
+    buildHint: 'pnpm --filter @quartet/pickup-share build',
   })
 }

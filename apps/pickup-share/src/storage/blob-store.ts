@@ -152,6 +152,11 @@ export class BlobStore implements StorageDriver {
   async delete(pathname: string): Promise<void> {
     const file = this.resolve(pathname)
     await fs.rm(file, { force: true })
+    // The name a resumable (tus) upload arrived under, and its record (storage/tus-endpoints.ts).
+    const tus = path.join(this.root, '.tus', pathname)
+    await fs.rm(tus, { force: true })
+    await fs.rm(`${tus}.json`, { force: true })
+    await fs.rmdir(path.dirname(tus)).catch(() => {})
     // Remove the now empty prefix folder; a folder still in use keeps its files.
     const dir = path.dirname(file)
     if (dir !== this.root) await fs.rmdir(dir).catch(() => {})

@@ -39,7 +39,7 @@ export class BucketStore implements StorageDriver {
   readonly client: Client
   readonly bucket: string
 
-  constructor(private readonly options: BucketStoreOptions) {
+  constructor(readonly options: BucketStoreOptions) {
     const url = new URL(options.endpoint)
     const useSSL = url.protocol === 'https:'
     this.client = new Client({
@@ -146,6 +146,8 @@ export class BucketStore implements StorageDriver {
 
   async delete(pathname: string): Promise<void> {
     await this.client.removeObject(this.bucket, pathname)
+    // The record a resumable (tus) upload leaves beside its object (@tus/s3-store); none is fine.
+    await this.client.removeObject(this.bucket, `${pathname}.info`)
   }
 
   async *list(): AsyncIterable<ListedObject> {

@@ -36,6 +36,8 @@ export interface IssuedUploadRecord {
   clientKey: string | null
   createdAt: Date
   uploadStartedAt: Date | null
+  /** tus uploads: until when it may be resumed (null: not a tus upload). */
+  resumableUntil: Date | null
   shareId: string | null
 }
 
@@ -105,6 +107,7 @@ function toIssued(row: Prisma.IssuedUploadGetPayload<object>): IssuedUploadRecor
     clientKey: row.clientKey,
     createdAt: row.createdAt,
     uploadStartedAt: row.uploadStartedAt,
+    resumableUntil: row.resumableUntil,
     shareId: row.shareId,
   }
 }
@@ -114,7 +117,9 @@ export class ShareRepository {
   constructor(private readonly db: Db) {}
 
   async recordIssuedUpload(
-    u: Omit<IssuedUploadRecord, 'shareId' | 'uploadStartedAt'> & { clientIp: string | null },
+    u: Omit<IssuedUploadRecord, 'shareId' | 'uploadStartedAt' | 'resumableUntil'> & {
+      clientIp: string | null
+    },
   ) {
     await this.db.issuedUpload.create({
       data: { ...u, size: BigInt(u.size), maxBytes: u.maxBytes === null ? null : BigInt(u.maxBytes) },
@@ -412,6 +417,60 @@ export class ShareRepository {
     const { count } = await this.db.issuedUpload.updateMany({
       where: { storeInstance, pathname },
       data: { uploadStartedAt: at },
+    })
+    return count === 1
+  }
+
+  /**
+   * A tus upload was created for this permission: in use from now on (not released at the
+   * permission's expiry), resumable until `until`. Only once per permission, and only while it is
+   * unused and unshared: false otherwise (one permission, one upload).
+   */
+  async markResumableStarted(
+    storeInstance: string,
+    pathname: string,
+    at: Date,
+    until: Date,
+  ): Promise<boolean> {
+    const { count } = await this.db.issuedUpload.updateMany({
+      where: { storeInstance, pathname, shareId: null, uploadStartedAt: null },
+      data: { uploadStartedAt: at, resumableUntil: until },
+    })
+    return count === 1
+  }
+
+  /** A tus creation the store failed: the permission is unused again. */
+  async clearResumableStart(storeInstance: string, pathname: string): Promise<void> {
+    await this.db.issuedUpload.updateMany({
+      where: { storeInstance, pathname, shareId: null, resumableUntil: { not: null } },
+      data: { uploadStartedAt: null, resumableUntil: null },
+    })
+  }
+
+  /** Unshared tus uploads whose time to resume has passed (finished or not: the caller checks the store). */
+  async expiredResumableUploads(now: Date, limit = 200): Promise<IssuedUploadRecord[]> {
+    const rows = await this.db.issuedUpload.findMany({
+      where: { shareId: null, resumableUntil: { lte: now } },
+      orderBy: { resumableUntil: 'asc' },
+      take: limit,
+    })
+    return rows.map(toIssued)
+  }
+
+  /** A finished tus upload stays until shared or orphaned: it no longer expires as a tus upload. */
+  async clearResumable(id: string): Promise<void> {
+    await this.db.issuedUpload.updateMany({ where: { id }, data: { resumableUntil: null } })
+  }
+
+  /**
+   * A permission granted for up to `from` bytes whose file arrived with `to` bytes (a Vercel
+   * client upload declares no size): the permission becomes one for exactly `to`. True for the
+   * one caller that changed it, who then gives the difference back.
+   */
+  async shrinkIssuedUpload(id: string, from: number, to: number): Promise<boolean> {
+    const { count } = await this.db.issuedUpload.updateMany({
+      where: { id, shareId: null, size: BigInt(from) },
+      data: { size: BigInt(to) },
     })
     return count === 1
   }

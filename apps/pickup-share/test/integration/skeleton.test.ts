@@ -56,11 +56,14 @@ describe('pickup-share skeleton', () => {
       '/api/admin/shares',
       '/api/admin/stores',
       '/api/blob/upload',
+      '/api/blob/vercel/',
       '/api/download',
       '/api/repo/upload',
       '/api/share',
       '/api/site',
       '/api/take',
+      '/api/tus/{instance}',
+      '/api/tus/{instance}/{id}',
       '/api/upload',
     ])
     expect(

@@ -35,6 +35,8 @@ export interface UploadGrant {
     headers?: Record<string, string>
   }
   options: { maximumSizeInBytes: number | null }
+  /** blob and bucket: the same permission as a resumable tus upload. */
+  tus?: { endpoint: string; headers: Record<string, string> }
 }
 
 export interface Manifest {

@@ -50,6 +50,9 @@ const en = {
   'send.done': 'done',
   'send.failed': 'failed',
   'send.progress': 'Upload progress of {name}',
+  'send.rate': '{speed}/s · {left} left',
+  'send.resumes': 'Resumes where it stopped.',
+  'send.cancel': 'Cancel the upload of {name}',
   'send.tooLarge': '{name} is larger than the limit of {max}.',
   'send.needFiles': 'Choose at least one file.',
   'send.needAuthCode': 'Enter the authorization code for unlimited mode.',
@@ -238,6 +241,9 @@ const zh: Record<Key, string> = {
   'send.done': '完成',
   'send.failed': '失败',
   'send.progress': '{name} 的上传进度',
+  'send.rate': '{speed}/秒 · 剩余 {left}',
+  'send.resumes': '将从中断处继续上传。',
+  'send.cancel': '取消上传 {name}',
   'send.tooLarge': '{name} 超过了 {max} 的大小限制。',
   'send.needFiles': '请至少选择一个文件。',
   'send.needAuthCode': '无限制模式需要填写授权码。',
@@ -416,6 +422,15 @@ export function t(key: Key, params: Record<string, string | number> = {}): strin
 }
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB']
+
+/** A duration in seconds, rounded up, as the reader's language writes it: `45 s`, `3 min 5 s`, `2 h 10 min`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.ceil(seconds))
+  const zh = lang() === 'zh-CN'
+  const [h, m, sec] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60]
+  if (zh) return h ? `${h} 小时 ${m} 分` : m ? `${m} 分 ${sec} 秒` : `${sec} 秒`
+  return h ? `${h} h ${m} min` : m ? `${m} min ${sec} s` : `${sec} s`
+}
 
 export function formatBytes(bytes: number): string {
   let value = bytes

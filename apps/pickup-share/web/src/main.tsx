@@ -4,7 +4,7 @@ import { AdminPage } from './admin.tsx'
 import { initialLang, type Lang, LANGS, setLang, t } from './i18n.ts'
 import { PickupPage } from './pickup.tsx'
 import { SendPage } from './send.tsx'
-import './style.css'
+import '@quartet/web-pages/style.css'
 
 type Page = 'send' | 'pickup' | 'admin'
 

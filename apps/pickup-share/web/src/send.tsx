@@ -9,7 +9,8 @@ import {
   type StoreKind,
   uploadWithProgress,
 } from './api.ts'
-import { formatBytes, formatDate, t } from './i18n.ts'
+import { formatBytes, formatDate, formatDuration, t } from './i18n.ts'
+import { findResumable, forgetResumable, sendResumable } from './resumable.ts'
 import { Alert, CopyButton, describeFailure, QrCode } from './ui.tsx'
 
 interface Item {
@@ -17,7 +18,35 @@ interface Item {
   file: File
   sent: number
   state: 'waiting' | 'uploading' | 'done' | 'failed'
-  error?: string
+  error?: string | undefined
+  /** Bytes per second, smoothed; undefined until measured. */
+  speed?: number | undefined
+  /** Seconds left at that speed. */
+  eta?: number | undefined
+  /** A previous visit began uploading this file: it resumes where it stopped. */
+  resumes?: boolean
+  /** Cancels this file's upload. */
+  cancel?: AbortController | undefined
+}
+
+/** Speed (smoothed over ¼-second steps) and time left from a stream of progress events. */
+function progressMeter(report: (p: Pick<Item, 'sent' | 'speed' | 'eta'>) => void) {
+  let lastAt = 0
+  let lastSent = 0
+  let speed: number | undefined
+  return (sent: number, total: number) => {
+    const now = performance.now()
+    if (lastAt === 0 || sent < lastSent) {
+      lastAt = now
+      lastSent = sent
+    } else if (now - lastAt >= 250) {
+      const instant = (sent - lastSent) / ((now - lastAt) / 1000)
+      speed = speed === undefined ? instant : 0.7 * speed + 0.3 * instant
+      lastAt = now
+      lastSent = sent
+    }
+    report({ sent, speed, eta: speed ? (total - sent) / speed : undefined })
+  }
 }
 
 interface Result {
@@ -70,6 +99,9 @@ export function SendPage() {
     const added = [...list].map((file) => ({ id: nextId++, file, sent: 0, state: 'waiting' as const }))
     setItems((old) => [...old, ...added])
     setError(null)
+    // Files a previous visit began to upload (reload, crash, lost connection) say they will resume.
+    for (const it of added)
+      void findResumable(it.file, store).then((r) => r && update(it.id, { resumes: true }))
   }
   const update = (id: number, patch: Partial<Item>) =>
     setItems((old) => old.map((it) => (it.id === id ? { ...it, ...patch } : it)))
@@ -103,23 +135,71 @@ export function SendPage() {
     // Every attempt uploads every file again: a permission's file can join one share only.
     const queue = [...items]
     let failed = false
+    const cancelled = new Set<number>()
     const worker = async () => {
       for (let it = queue.shift(); it && !failed; it = queue.shift()) {
         const type = it.file.type || 'application/octet-stream'
+        const id = it.id
+        const cancel = new AbortController()
+        const onProgress = progressMeter((p) => update(id, p))
         try {
-          update(it.id, { state: 'uploading', sent: 0, error: undefined })
-          const grant = await requestUpload({ store, name: it.file.name, size: it.file.size, type, ...extra })
-          const id = it.id
-          await uploadWithProgress(grant, it.file, (sent) => update(id, { sent }))
-          update(it.id, { state: 'done', sent: it.file.size })
-          uploaded.set(it.id, {
-            name: it.file.name,
-            size: it.file.size,
-            type,
-            pathname: grant.pathname,
-            store: grant.store,
+          update(id, {
+            state: 'uploading',
+            sent: 0,
+            error: undefined,
+            speed: undefined,
+            eta: undefined,
+            cancel,
           })
+          let pathname: string | null = null
+          let sentTo = store
+          const resumed = await findResumable(it.file, store)
+          if (resumed) {
+            try {
+              pathname = await sendResumable({
+                file: it.file,
+                store,
+                start: { resume: resumed },
+                onProgress,
+                signal: cancel.signal,
+              })
+            } catch (err) {
+              if (err instanceof ApiFailure && err.code === 'aborted') throw err
+              // Expired or gone: start again with a new permission.
+              await forgetResumable(resumed)
+            }
+          }
+          if (pathname === null) {
+            const grant = await requestUpload({
+              store,
+              name: it.file.name,
+              size: it.file.size,
+              type,
+              ...extra,
+            })
+            sentTo = grant.store
+            if (grant.tus)
+              pathname = await sendResumable({
+                file: it.file,
+                store,
+                start: { grant: { ...grant, tus: grant.tus } },
+                onProgress,
+                signal: cancel.signal,
+              })
+            else {
+              await uploadWithProgress(grant, it.file, onProgress, cancel.signal)
+              pathname = grant.pathname
+            }
+          }
+          update(id, { state: 'done', sent: it.file.size, cancel: undefined, resumes: false })
+          uploaded.set(id, { name: it.file.name, size: it.file.size, type, pathname, store: sentTo })
         } catch (err) {
+          if (err instanceof ApiFailure && err.code === 'aborted') {
+            // Cancelled by the person: the file leaves the list, the others go on.
+            cancelled.add(id)
+            setItems((old) => old.filter((x) => x.id !== id))
+            continue
+          }
           failed = true
           const message = uploadMessage(err, it.file.name, site)
           update(it.id, { state: 'failed', error: message })
@@ -128,6 +208,8 @@ export function SendPage() {
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
+    const sharing = items.filter((it) => !cancelled.has(it.id))
+    if (!failed && sharing.length === 0) return setPhase('edit')
     if (failed) {
       setPhase('edit')
       setItems((old) => old.map((it) => (it.state === 'done' ? it : { ...it, state: 'waiting', sent: 0 })))
@@ -136,7 +218,7 @@ export function SendPage() {
     setPhase('sharing')
     try {
       const { code, token } = await createShare({
-        files: items.map((it) => uploaded.get(it.id)!),
+        files: sharing.map((it) => uploaded.get(it.id)!),
         expireDays: expireNum,
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
         ...(unlimited ? { authCode: authCode.trim() } : {}),
@@ -208,7 +290,7 @@ export function SendPage() {
       <h1 id="send-title">{t('send.title')}</h1>
       <p class="muted">{t('send.intro')}</p>
       <form class="card" onSubmit={submit} noValidate>
-        <fieldset disabled={busy}>
+        <fieldset>
           <legend class="visually-hidden">{t('send.files')}</legend>
           <div
             class={`drop${dragging ? ' dragging' : ''}`}
@@ -220,7 +302,7 @@ export function SendPage() {
             onDrop={(e) => {
               e.preventDefault()
               setDragging(false)
-              addFiles(e.dataTransfer?.files ?? null)
+              if (!busy) addFiles(e.dataTransfer?.files ?? null)
             }}
           >
             <p>
@@ -231,6 +313,7 @@ export function SendPage() {
                   ref={input}
                   type="file"
                   multiple
+                  disabled={busy}
                   class="file-input"
                   data-testid="file-input"
                   onChange={(e) => {
@@ -263,6 +346,17 @@ export function SendPage() {
                               ? t('send.failed')
                               : t('send.waiting')}
                       </span>
+                      {it.state === 'uploading' && it.cancel && (
+                        <button
+                          type="button"
+                          class="icon"
+                          data-testid="cancel-upload"
+                          aria-label={t('send.cancel', { name: it.file.name })}
+                          onClick={() => it.cancel?.abort()}
+                        >
+                          ×
+                        </button>
+                      )}
                       {!busy && (
                         <button
                           type="button"
@@ -280,6 +374,19 @@ export function SendPage() {
                       aria-label={t('send.progress', { name: it.file.name })}
                       data-testid="progress"
                     />
+                    {it.state === 'uploading' && it.speed !== undefined && (
+                      <p class="muted small" data-testid="rate" aria-live="off">
+                        {t('send.rate', {
+                          speed: formatBytes(it.speed),
+                          left: it.eta === undefined ? '…' : formatDuration(it.eta),
+                        })}
+                      </p>
+                    )}
+                    {it.state === 'waiting' && it.resumes && (
+                      <p class="muted small" data-testid="resumes">
+                        {t('send.resumes')}
+                      </p>
+                    )}
                     {it.error && <p class="field-error">{it.error}</p>}
                   </li>
                 ))}

@@ -1,0 +1,35 @@
+import type { Logger } from '@quartet/core/log'
+import nodemailer from 'nodemailer'
+import type { Mailer } from '../domain/ports.ts'
+
+/** How long one mail may take (connect, greet, send) before it counts as an outage. */
+const SMTP_TIMEOUT_MS = 10_000
+
+/**
+ * The Mailer port: nodemailer's SMTP transport to SMTP_URL, or, without one, the log (the
+ * message, link included, is written at info level so a developer can follow it; main says so
+ * at start).
+ */
+export function createMailer(options: {
+  smtpUrl?: string | undefined
+  from: string
+  logger: Logger
+}): Mailer {
+  const { smtpUrl, from, logger } = options
+  if (!smtpUrl)
+    return {
+      async send(message) {
+        logger.info({ mail: { from, ...message } }, 'mail not sent (no SMTP_URL): written here instead')
+      },
+    }
+  const transport = nodemailer.createTransport(smtpUrl, {
+    connectionTimeout: SMTP_TIMEOUT_MS,
+    greetingTimeout: SMTP_TIMEOUT_MS,
+    socketTimeout: SMTP_TIMEOUT_MS,
+  })
+  return {
+    async send(message) {
+      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text })
+    },
+  }
+}

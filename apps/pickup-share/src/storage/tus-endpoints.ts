@@ -1,0 +1,206 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { FileStore } from '@tus/file-store'
+import { S3Store } from '@tus/s3-store'
+import { MemoryLocker, Server } from '@tus/server'
+import { type DataStore, EVENTS, type Locker, type Upload } from '@tus/utils'
+import type { ResumableDataPort } from '../domain/ports.ts'
+import type { StorageDriver } from '../domain/storage.ts'
+import type { Logger } from '@quartet/core/log'
+import { BlobStore } from './blob-store.ts'
+import { BucketStore } from './bucket-store.ts'
+
+/** Where tus keeps a blob instance's uploads while they arrive: a hidden folder the store never lists. */
+export const TUS_DIR = '.tus'
+
+/** The tus extensions served: core + creation, termination, expiration (no deferred lengths). */
+const EXTENSIONS = ['creation', 'creation-with-upload', 'termination', 'expiration']
+
+export interface TusHooks {
+  /** The last byte of an upload arrived and the file is in place under its pathname. */
+  finished(instance: string, pathname: string): Promise<void>
+  /** The client terminated an unfinished upload. */
+  terminated(instance: string, pathname: string): Promise<void>
+}
+
+/** The pathname as it appears in an upload URL: one path segment. */
+export const encodeUploadId = (pathname: string): string => Buffer.from(pathname).toString('base64url')
+const decodeUploadId = (segment: string): string | undefined =>
+  /^[A-Za-z0-9_-]+$/.test(segment) ? Buffer.from(segment, 'base64url').toString('utf8') : undefined
+
+/** What a tus request carries from our own checks to the tus server (the pathname chosen for it). */
+export const TUS_UPLOAD_ID = Symbol('tusUploadId')
+type NodeRuntime = { runtime?: { node?: { req?: IncomingMessage & { [TUS_UPLOAD_ID]?: string } } } }
+
+/**
+ * One @tus/server per storage instance, built on first use: `@tus/file-store` in the blob folder's
+ * `.tus/` for a blob instance (the finished file is hard-linked to its pathname: no copy, and
+ * link(2) never overwrites), `@tus/s3-store` for a bucket instance (S3 multipart; the finished
+ * object's key is the pathname). The upload's id is the permission's pathname, so every replica
+ * finds an upload from its URL alone; locks are shared through `locker` (RedisLocker with Redis).
+ */
+export class TusEndpoints implements ResumableDataPort {
+  private readonly servers = new Map<string, { server: Server; driver: StorageDriver }>()
+  private hooks: TusHooks | null = null
+  /** Without Redis: one in-process locker for every instance's server and the sweeper. */
+  private readonly locker: Locker
+
+  constructor(
+    private readonly d: {
+      /** URL path under which instance `<id>` answers: `${basePath}/<id>`. */
+      basePath: string
+      locker: Locker | null
+      expiryMs: number
+      driver: (instance: string) => Promise<StorageDriver | undefined>
+      /** S3 part size (bytes, at least 5 MiB). */
+      s3PartSize?: number
+      logger: Logger
+    },
+  ) {
+    this.locker = d.locker ?? new MemoryLocker()
+  }
+
+  /** Set once the domain exists (it needs this object as its data port). */
+  setHooks(hooks: TusHooks): void {
+    this.hooks = hooks
+  }
+
+  endpointOf(instance: string): string {
+    return `${this.d.basePath}/${encodeURIComponent(instance)}`
+  }
+
+  /** The tus server of an instance, or null when the instance is unknown or cannot take tus uploads. */
+  async serverFor(instance: string): Promise<Server | null> {
+    const known = this.servers.get(instance)
+    const driver = await this.d.driver(instance)
+    if (!driver) return null
+    // An instance rebuilt with new settings is a new driver object: rebuild its server too.
+    if (known && known.driver === driver) return known.server
+    const datastore = this.datastoreFor(driver)
+    if (!datastore) return null
+    datastore.extensions = EXTENSIONS
+    const server = new Server({
+      path: this.endpointOf(instance),
+      datastore,
+      locker: this.locker,
+      disableTerminationForFinishedUploads: true,
+      // Behind a proxy the relative URL resolves against what the client used.
+      generateUrl: (_req, { path: base, id }) => `${base}/${encodeUploadId(id)}`,
+      getFileIdFromRequest: (_req, lastPath) => (lastPath ? decodeUploadId(lastPath) : undefined),
+      namingFunction: (req) => {
+        const id = (req as NodeRuntime).runtime?.node?.req?.[TUS_UPLOAD_ID]
+        if (!id) throw { status_code: 403, body: 'an upload permission is required\n' }
+        return id
+      },
+      onResponseError: (_req, err) => {
+        const status = 'status_code' in err ? err.status_code : 500
+        if (status < 500) return undefined
+        this.d.logger.warn({ err, store: instance }, 'resumable upload request failed')
+        // The store or Redis failed: the client retries (tus-js-client does on 5xx), nothing leaks.
+        return { status_code: 503, body: 'the storage is unavailable right now; retry shortly\n' }
+      },
+      onUploadFinish: async (_req, upload) => {
+        await this.placeFinished(driver, upload)
+        await this.hooks?.finished(instance, upload.id)
+        return {}
+      },
+    })
+    server.on(EVENTS.POST_TERMINATE, (_req, _res, id: string) => {
+      void removeLeftovers(driver, id)
+        .then(() => this.hooks?.terminated(instance, id))
+        .catch((err: unknown) => this.d.logger.warn({ err, store: instance }, 'terminating an upload failed'))
+    })
+    this.servers.set(instance, { server, driver })
+    return server
+  }
+
+  async handle(instance: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const server = await this.serverFor(instance)
+    if (!server) return false
+    await server.handle(req, res)
+    return true
+  }
+
+  /**
+   * Under the upload's lock (a request still writing to it is asked to stop, as tus does for a
+   * newer request): a finished upload is left alone, an unfinished one is removed from the store.
+   */
+  async expireIfUnfinished(instance: string, pathname: string): Promise<'finished' | 'removed'> {
+    const server = await this.serverFor(instance)
+    const driver = await this.d.driver(instance)
+    if (!server || !driver) return 'removed'
+    const lock = this.locker.newLock(pathname)
+    const stop = new AbortController()
+    const timer = setTimeout(() => stop.abort(), 10_000)
+    try {
+      await lock.lock(stop.signal, () => {})
+    } finally {
+      clearTimeout(timer)
+    }
+    try {
+      if (await driver.stat(pathname)) return 'finished'
+      try {
+        // blob: the partial file and its record; bucket: the multipart upload and the .info record.
+        await server.datastore.remove(pathname)
+      } catch {
+        // Nothing there (never written, or removed already).
+      }
+      await removeLeftovers(driver, pathname)
+      return 'removed'
+    } finally {
+      await lock.unlock()
+    }
+  }
+
+  private datastoreFor(driver: StorageDriver): DataStore | null {
+    if (driver instanceof BlobStore)
+      return new FileStore({
+        directory: path.join(driver.root, TUS_DIR),
+        expirationPeriodInMilliseconds: this.d.expiryMs,
+      })
+    if (driver instanceof BucketStore) {
+      const o = driver.options
+      return new S3Store({
+        partSize: Math.max(this.d.s3PartSize ?? 8 * 1024 * 1024, 5 * 1024 * 1024),
+        expirationPeriodInMilliseconds: this.d.expiryMs,
+        s3ClientConfig: {
+          bucket: o.bucket,
+          endpoint: o.endpoint,
+          region: o.region,
+          forcePathStyle: o.pathStyle,
+          credentials: { accessKeyId: o.accessKey, secretAccessKey: o.secretKey },
+          // Plain bodies: S3-compatible servers (MinIO, R2, s3rver) do not all take aws-chunked ones.
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        },
+      })
+    }
+    return null
+  }
+
+  /** Blob: the finished file becomes the object at its pathname (a hard link; never overwrites). */
+  private async placeFinished(driver: StorageDriver, upload: Upload): Promise<void> {
+    if (!(driver instanceof BlobStore)) return
+    const target = driver.resolve(upload.id)
+    const source = path.join(driver.root, TUS_DIR, upload.id)
+    await fs.mkdir(path.dirname(target), { recursive: true })
+    try {
+      await fs.link(source, target)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      // A retried final PATCH: the same file is in place already.
+      const [a, b] = await Promise.all([fs.stat(source), fs.stat(target)])
+      if (a.ino !== b.ino) throw { status_code: 409, body: 'an object already exists at this pathname\n' }
+    }
+  }
+}
+
+/** What a tus datastore's remove() leaves behind of an unfinished upload. */
+async function removeLeftovers(driver: StorageDriver, pathname: string): Promise<void> {
+  // blob: the folder of the upload's file and record.
+  if (driver instanceof BlobStore)
+    await fs.rmdir(path.dirname(path.join(driver.root, TUS_DIR, pathname))).catch(() => {})
+  // bucket: bytes of a part shorter than the S3 minimum wait in `<key>.part`.
+  if (driver instanceof BucketStore) await driver.client.removeObject(driver.bucket, `${pathname}.part`)
+}

@@ -1,0 +1,96 @@
+import { defaultOptions, type PreviousUpload, Upload } from 'tus-js-client'
+import { ApiFailure, type StoreKind, type UploadGrant } from './api.ts'
+
+/**
+ * Resumable uploads with tus-js-client (issue 16 item 2). Each upload's URL is kept in
+ * localStorage under a fingerprint of the file (name, type, size, last change) and the store, so
+ * picking the same file again after a reload, a crash or a closed laptop resumes it where the
+ * server says it stopped; a dropped connection is retried and resumed by tus-js-client itself.
+ * The URL and the pathname travel in the upload's metadata, so a resumed upload can be shared
+ * without asking for a new permission.
+ */
+
+export interface Resumed {
+  previous: PreviousUpload
+  pathname: string
+}
+
+const fingerprintOf = (file: File, store: StoreKind) =>
+  ['pickup-share', store, file.name, file.type, file.size, file.lastModified].join(':')
+
+/** An upload of this file to this store that a previous visit began (and did not finish). */
+export async function findResumable(file: File, store: StoreKind): Promise<Resumed | null> {
+  const probe = new Upload(file, { fingerprint: async () => fingerprintOf(file, store) })
+  const found = await probe.findPreviousUploads().catch(() => [])
+  // The newest one: older entries are uploads that were replaced.
+  const previous = found.sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime))[0]
+  const pathname = previous?.metadata.pathname
+  if (!previous || !pathname || !previous.uploadUrl) return null
+  return { previous, pathname }
+}
+
+/** Forgets a stored upload (it could not be resumed: expired, or removed by the server). */
+export async function forgetResumable(r: Resumed): Promise<void> {
+  await defaultOptions.urlStorage?.removeUpload(r.previous.urlStorageKey).catch(() => {})
+}
+
+export interface ResumableOptions {
+  file: File
+  store: StoreKind
+  /** A new permission's tus endpoint and token, or an upload to resume. */
+  start: { grant: UploadGrant & { tus: NonNullable<UploadGrant['tus']> } } | { resume: Resumed }
+  onProgress: (sent: number, total: number) => void
+  /** Aborting it cancels the upload: the server removes what arrived and frees its room. */
+  signal: AbortSignal
+}
+
+/** Sends the file with tus; resolves with its pathname once the server has every byte. */
+export function sendResumable(o: ResumableOptions): Promise<string> {
+  const { file, store } = o
+  const pathname = 'grant' in o.start ? o.start.grant.pathname : o.start.resume.pathname
+  const endpoint =
+    'grant' in o.start ? o.start.grant.tus.endpoint : (o.start.resume.previous.metadata.endpoint ?? '')
+  return new Promise((resolve, reject) => {
+    const upload = new Upload(file, {
+      endpoint,
+      headers: 'grant' in o.start ? o.start.grant.tus.headers : {},
+      metadata: {
+        filename: file.name,
+        filetype: file.type || 'application/octet-stream',
+        pathname,
+        store,
+        endpoint,
+      },
+      fingerprint: async () => fingerprintOf(file, store),
+      storeFingerprintForResuming: true,
+      removeFingerprintOnSuccess: true,
+      // A dropped connection: retried, each time from the offset the server has.
+      retryDelays: [0, 1000, 3000, 5000, 10_000, 20_000, 30_000],
+      onProgress: (sent, total) => o.onProgress(sent, total),
+      onSuccess: () => resolve(pathname),
+      onError: (err) => {
+        const status =
+          (err as { originalResponse?: { getStatus(): number } | null }).originalResponse?.getStatus() ?? 0
+        let code = status ? String(status) : 'network'
+        let message = err.message
+        try {
+          const body = JSON.parse(
+            (err as { originalResponse?: { getBody(): string } | null }).originalResponse?.getBody() ?? '',
+          ) as { error?: { code?: string; message?: string } }
+          if (body.error?.code) code = body.error.code
+          if (body.error?.message) message = body.error.message
+        } catch {
+          // tus answers in plain text
+        }
+        reject(new ApiFailure(status, code, message))
+      },
+    })
+    o.signal.addEventListener('abort', () => {
+      // true: terminate on the server too (tus termination), which gives the reservation back.
+      void upload.abort(true).catch(() => {})
+      reject(new ApiFailure(0, 'aborted', 'cancelled'))
+    })
+    if ('resume' in o.start) upload.resumeFromPreviousUpload(o.start.resume.previous)
+    upload.start()
+  })
+}

@@ -1,0 +1,6 @@
+import type { UserConfig } from 'vite'
+
+export declare function pagesViteConfig(
+  webDir: string,
+  options?: { devApi?: Record<string, string> },
+): UserConfig
