@@ -1,21 +1,25 @@
 #!/usr/bin/env node
 // dns-manager benchmark: autocannon, in one run, against
-//   1. a bare node:http + pg baseline (baseline.mjs) doing the equivalent lookups,
-//   2. GET /rest/quota of the built service (auth + rate limit + database),
-//   3. the same operation through POST /rpc (quota.get),
-// on the same database, and prints the ratios (service ÷ baseline) as JSON and as the markdown
-// rows for BENCHMARKS.md.
+//   1. a bare node:http + pg baseline (baseline.mjs) doing the same lookups for each read,
+//   2. the built service: GET /rest/quota, POST /rest/auth/verify, GET /rest/subdomains (a page
+//      of 50), GET /rest/subdomains/{id}/records, JSON-RPC quota.get, a JSON-RPC batch of 10
+//      reads, and the GraphQL query of quota + subdomains,
+// on the same database, and prints the ratios (service ÷ baseline, each against the baseline
+// answering the same read in the same round) as JSON and as the markdown rows for BENCHMARKS.md,
+// with p99 latency, the CPU time each process spent per request, and the load average.
 //
 //   pnpm --filter @quartet/dns-manager build
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=redis://127.0.0.1:6379] \
-//     node bench/dns-manager/run.mjs [--connections 50] [--duration 5]
+//     node bench/dns-manager/run.mjs [--connections 50] [--duration 5] [--rounds 3] [--only rest_quota,…]
 //
-// Three rounds; each round measures the three targets for --duration seconds; the reported
+// Each round measures every pair (baseline, service) for --duration seconds; the reported
 // numbers are medians over the rounds, each ratio taken within its round.
 //
 // Loopback only. The rate limit is raised to 10^6/min so the limiter runs on every request
 // without refusing any. The bench schema is dropped at the end.
 import { execFileSync, fork, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -43,7 +47,7 @@ const env = {
   DATABASE_SCHEMA: schema,
   PORT: String(appPort),
   HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: 'error',
   RATE_LIMIT_PER_MINUTE: '1000000',
   JOBS_INTERVAL_MS: '0',
 }
@@ -67,116 +71,239 @@ const cannon = (opts, seconds) =>
   new Promise((resolve, reject) =>
     autocannon({ connections, duration: seconds, ...opts }, (err, r) => (err ? reject(err) : resolve(r))),
   )
-const summary = (r) => ({
-  requests_per_sec: Math.round(r.requests.average),
-  latency_p50_ms: r.latency.p50,
-  latency_p99_ms: r.latency.p99,
-  non_2xx: r.non2xx,
-  errors: r.errors,
-})
+
+/** utime + stime of a process, in µs (from /proc; clock ticks are 10 ms here). */
+function cpuMicros(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ')
+
+/** One autocannon run with the CPU the serving process spent per request. */
+async function measure(target, pid, seconds) {
+  const cpuBefore = cpuMicros(pid)
+  const r = await cannon(target, seconds)
+  const cpu = cpuMicros(pid) - cpuBefore
+  return {
+    requests_per_sec: Math.round(r.requests.average),
+    latency_p50_ms: r.latency.p50,
+    latency_p99_ms: r.latency.p99,
+    cpu_us_per_request: r.requests.total ? Math.round(cpu / r.requests.total) : null,
+    non_2xx: r.non2xx,
+    errors: r.errors,
+  }
+}
 
 async function main() {
-  const app = spawn(process.execPath, [path.join(appDir, 'dist/main.js')], {
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
+  console.error(`load average at start: ${load()}`)
+  const app = spawn(
+    process.execPath,
+    [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(appDir, 'dist/main.js')],
+    {
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  )
   children.push(app)
   await waitFor(`http://127.0.0.1:${appPort}/readyz`)
 
-  // An account with a few subdomains, made the way an operator and a client would.
+  // An account with 50 subdomains, one of them with 10 records, made the way an operator and a
+  // client would.
   const cli = (...args) =>
     JSON.parse(
       execFileSync(process.execPath, [path.join(appDir, 'dist/cli.js'), ...args], { env }).toString(),
     )
   const zone = `bench${process.pid}.test`
   cli('zones:add', zone, '--price-cents', '0', '--term-years', '1')
-  const account = cli('accounts:create', '--email', `bench-${process.pid}@example.test`, '--quota', '10')
+  const account = cli('accounts:create', '--email', `bench-${process.pid}@example.test`, '--quota', '60')
   const headers = {
     'x-api-key': account.api_key,
     'x-api-secret': account.api_secret,
     'content-type': 'application/json',
   }
-  for (const label of ['a', 'b', 'c']) {
-    const res = await fetch(`http://127.0.0.1:${appPort}/rest/subdomains`, {
+  const post = async (url, body, status = 201) => {
+    const res = await fetch(`http://127.0.0.1:${appPort}${url}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ subdomain: label, rootdomain: zone }),
+      body: JSON.stringify(body),
     })
-    if (res.status !== 201) throw new Error(`seeding failed: ${res.status} ${await res.text()}`)
+    if (res.status !== status) throw new Error(`seeding ${url} failed: ${res.status} ${await res.text()}`)
+    return res.json()
   }
+  const ids = []
+  for (let i = 0; i < 50; i++)
+    ids.push((await post('/rest/subdomains', { subdomain: `s${i}`, rootdomain: zone })).subdomain.id)
+  const home = ids[0]
+  for (let i = 0; i < 10; i++)
+    await post(`/rest/subdomains/${home}/records`, { type: 'A', name: `h${i}`, content: `8.8.4.${i + 1}` })
 
   const baseline = fork(path.join(here, 'baseline.mjs'), [], { env: { ...env, PORT: String(baselinePort) } })
   children.push(baseline)
   await new Promise((resolve) => baseline.once('message', resolve))
 
-  const targets = {
-    baseline: { url: `http://127.0.0.1:${baselinePort}/quota`, headers },
-    rest: { url: `http://127.0.0.1:${appPort}/rest/quota`, headers },
-    rpc: {
-      url: `http://127.0.0.1:${appPort}/rpc`,
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
-    },
+  const rpcBatch = JSON.stringify(
+    Array.from(
+      { length: 10 },
+      (_, i) =>
+        [
+          { jsonrpc: '2.0', id: i, method: 'quota.get' },
+          { jsonrpc: '2.0', id: i, method: 'subdomains.list', params: {} },
+          { jsonrpc: '2.0', id: i, method: 'dns_records.list', params: { subdomain_id: home } },
+        ][i % 3],
+    ),
+  )
+  const graphql = JSON.stringify({
+    query:
+      '{ quota { quota { used total available } balance_cents } subdomains { subdomains { id subdomain rootdomain full_domain status created_at updated_at expires_at never_expires } next_cursor } }',
+  })
+  const svc = (p) => `http://127.0.0.1:${appPort}${p}`
+  const base = (p) => `http://127.0.0.1:${baselinePort}${p}`
+  // name → [label, service request, baseline request, check of the service's answer]
+  const pairs = {
+    rest_quota: [
+      '`GET /rest/quota`',
+      { url: svc('/rest/quota') },
+      { url: base('/quota') },
+      (b) => b.quota.used === 50,
+    ],
+    rest_verify: [
+      '`POST /rest/auth/verify`',
+      { url: svc('/rest/auth/verify'), method: 'POST' },
+      { url: base('/auth/verify'), method: 'POST' },
+      (b) => b.account.quota.used === 50,
+    ],
+    rest_subdomains: [
+      '`GET /rest/subdomains` (page of 50)',
+      { url: svc('/rest/subdomains') },
+      { url: base('/subdomains') },
+      (b) => b.subdomains.length === 50,
+    ],
+    rest_records: [
+      '`GET /rest/subdomains/{id}/records` (10)',
+      { url: svc(`/rest/subdomains/${home}/records`) },
+      { url: base(`/subdomains/${home}/records`) },
+      (b) => b.dns_records.length === 10,
+    ],
+    rpc_quota: [
+      'JSON-RPC `quota.get`',
+      {
+        url: svc('/rpc'),
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
+      },
+      {
+        url: base('/rpc'),
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
+      },
+      (b) => b.result.quota.used === 50,
+    ],
+    rpc_batch: [
+      'JSON-RPC batch of 10 reads',
+      { url: svc('/rpc'), method: 'POST', body: rpcBatch },
+      { url: base('/rpc'), method: 'POST', body: rpcBatch },
+      (b) => b.length === 10 && b.every((r) => r.result),
+    ],
+    graphql: [
+      'GraphQL `{ quota, subdomains }`',
+      { url: svc('/graphql'), method: 'POST', body: graphql },
+      { url: base('/graphql'), method: 'POST', body: graphql },
+      (b) => b.data.subdomains.subdomains.length === 50 && b.data.quota.quota.used === 50,
+    ],
   }
-  // Sanity: the three answer the same quota.
-  for (const [name, t] of Object.entries(targets)) {
-    const body = await (
-      await fetch(t.url, { method: t.method ?? 'GET', headers: t.headers, body: t.body })
-    ).json()
-    const quota = body.quota ?? body.result?.quota
-    if (quota?.used !== 3) throw new Error(`${name} answered ${JSON.stringify(body)}`)
+  const onlyArg = process.argv.indexOf('--only')
+  const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : null
+  const chosen = Object.entries(pairs).filter(([name]) => !only || only.includes(name))
+  // Sanity: each answers what it should.
+  for (const [name, [, service, , check]] of chosen) {
+    const res = await fetch(service.url, { method: service.method ?? 'GET', headers, body: service.body })
+    const body = await res.json()
+    if (res.status !== 200 || !check(body))
+      throw new Error(`${name} answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
   }
 
-  // Rounds interleave the three targets, and each ratio compares a target with the baseline of
-  // its own round, so load that drifts during the run (other processes on the machine) cancels out.
-  for (const t of Object.values(targets)) await cannon(t, 3) // warm-up
+  for (const [, [, service, baselineReq]] of chosen) {
+    await cannon({ ...service, headers }, 2) // warm-up
+    await cannon({ ...baselineReq, headers }, 2)
+  }
   const rounds = []
-  for (let round = 0; round < 3; round++) {
+  const loads = []
+  for (let round = 0; round < arg('rounds', 3); round++) {
+    loads.push(load())
     const r = {}
-    for (const [name, t] of Object.entries(targets)) r[name] = summary(await cannon(t, duration))
+    for (const [name, [, service, baselineReq]] of chosen) {
+      const b = await measure({ ...baselineReq, headers }, baseline.pid, duration)
+      const s = await measure({ ...service, headers }, app.pid, duration)
+      r[name] = { baseline: b, service: s, ratio: s.requests_per_sec / b.requests_per_sec }
+    }
     rounds.push(r)
   }
+  loads.push(load())
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-  const ratio = (name) =>
-    Number(median(rounds.map((r) => r[name].requests_per_sec / r.baseline.requests_per_sec)).toFixed(2))
+  const med = (name, side, field) => median(rounds.map((r) => r[name][side][field]))
   const results = Object.fromEntries(
-    Object.keys(targets).map((name) => [
+    chosen.map(([name]) => [
       name,
-      {
-        requests_per_sec: median(rounds.map((r) => r[name].requests_per_sec)),
-        latency_p50_ms: median(rounds.map((r) => r[name].latency_p50_ms)),
-        latency_p99_ms: median(rounds.map((r) => r[name].latency_p99_ms)),
-        non_2xx: rounds.reduce((n, r) => n + r[name].non_2xx, 0),
-        errors: rounds.reduce((n, r) => n + r[name].errors, 0),
-      },
+      Object.fromEntries(
+        ['baseline', 'service'].map((side) => [
+          side,
+          {
+            requests_per_sec: med(name, side, 'requests_per_sec'),
+            latency_p50_ms: med(name, side, 'latency_p50_ms'),
+            latency_p99_ms: med(name, side, 'latency_p99_ms'),
+            cpu_us_per_request: med(name, side, 'cpu_us_per_request'),
+            non_2xx: rounds.reduce((n, r) => n + r[name][side].non_2xx, 0),
+            errors: rounds.reduce((n, r) => n + r[name][side].errors, 0),
+          },
+        ]),
+      ),
     ]),
+  )
+  const ratios = Object.fromEntries(
+    chosen.map(([name]) => [name, Number(median(rounds.map((r) => r[name].ratio)).toFixed(2))]),
   )
   const out = {
     when: new Date().toISOString(),
+    node: process.version,
     connections,
     duration_sec: duration,
     rounds: rounds.length,
     redis: Boolean(process.env.REDIS_URL),
+    load_average_1_5_15_per_round: loads,
     results,
-    ratio_vs_baseline: { rest_quota: ratio('rest'), rpc_quota_get: ratio('rpc') },
+    ratio_vs_baseline: ratios,
   }
   console.log(JSON.stringify(out, null, 2))
-  console.log('\n| path | req/s | p50 ms | p99 ms | vs baseline |\n|---|---|---|---|---|')
-  for (const [name, label] of [
-    ['baseline', 'baseline: node:http + pg'],
-    ['rest', 'GET /rest/quota'],
-    ['rpc', 'POST /rpc quota.get'],
-  ])
+  console.log(
+    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) |\n|---|---|---|---|---|---|`,
+  )
+  for (const [name, [label]] of chosen) {
+    const { baseline: b, service: s } = results[name]
     console.log(
-      `| ${label} | ${results[name].requests_per_sec} | ${results[name].latency_p50_ms} | ${results[name].latency_p99_ms} | ${name === 'baseline' ? '1.00' : ratio(name).toFixed(2)} |`,
+      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} |`,
     )
+  }
+  console.log(`\nload average (1/5/15 min) at each round's start and the end: ${loads.join(' → ')}`)
 }
 
 try {
   await main()
 } finally {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM')
+  // Stopped (and waited for) before their schema goes, so no request meets a missing table.
+  await Promise.all(
+    children.map((c) =>
+      c.exitCode === null && c.signalCode === null
+        ? new Promise((resolve) => {
+            c.once('exit', resolve)
+            c.kill('SIGTERM')
+          })
+        : null,
+    ),
+  )
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {})
   await pool.end()

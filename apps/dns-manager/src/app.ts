@@ -1,3 +1,4 @@
+import { pingDatabase } from '@quartet/core/db'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
 import type { KeyValueStore } from '@quartet/core/kv'
@@ -15,12 +16,13 @@ import { mountGraphQL } from './http/graphql.ts'
 import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
-import { restRouter } from './http/rest.ts'
+import { restHotRoutes, restRouter } from './http/rest.ts'
 import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
+import { cachedCredentialLookup, createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
 import { driftMetrics } from './http/drift-metrics.ts'
 import { backOfficeOperations, registerBackOffice, SESSION_COOKIE } from './http/back-office.ts'
 import { createPeopleService } from './domain/people.ts'
@@ -36,6 +38,12 @@ export interface AppDeps {
   /** Defaults to the one DNS_PROVIDER names. */
   provider?: DnsProvider
   clock?: Clock
+  /**
+   * Cache credentials and accounts per process (PRINCIPAL_CACHE_MAX_AGE_MS). Only sound when
+   * every process that writes them shares this kv: main.ts turns it on with Redis, not with the
+   * in-process memory kv, which a CLI run cannot reach. Writes replace version tokens either way.
+   */
+  cachePrincipals?: boolean
   /** Called when an upstream call's outcome is unknown and RRsets were marked for repair (main.ts runs the repair job soon). */
   onUnknownOutcome?: () => void
   /** The back office's mail; defaults to SMTP_URL's transport, or the log. */
@@ -52,11 +60,27 @@ const PREFIXES = ['', '/api/v1']
 /** The app and its domain service (main.ts runs the sweeper and reconcile jobs on the latter). */
 export function buildDnsManager(deps: AppDeps): DnsManager {
   const { config } = deps
-  const repo = createRepository(deps.db, config.DATABASE_SCHEMA)
+  const clock = deps.clock ?? systemClock
+  const versions = createPrincipalVersions(deps.kv)
+  const repo = versionedStores(createRepository(deps.db, config.DATABASE_SCHEMA), versions, (err, accounts) =>
+    deps.logger.warn(
+      { err, accounts },
+      'committed account change not announced in kv: cached principals may lag for up to PRINCIPAL_CACHE_MAX_AGE_MS',
+    ),
+  )
+  const cacheMaxAgeMs = deps.cachePrincipals ? config.PRINCIPAL_CACHE_MAX_AGE_MS : 0
   const drift = driftMetrics(deps.onUnknownOutcome)
   const service = createDnsService({
     drift: drift.observer,
     repo,
+    ...(cacheMaxAgeMs > 0
+      ? {
+          lookup: cachedCredentialLookup(repo, versions, {
+            maxAgeMs: cacheMaxAgeMs,
+            now: () => clock.now().getTime(),
+          }),
+        }
+      : {}),
     guard: createFailedSecretGuard(deps.kv, {
       windowSec: config.AUTH_FAILURE_WINDOW_SEC,
       perAddress: config.AUTH_FAILURES_PER_ADDRESS,
@@ -64,7 +88,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX,
     }),
     provider: serializePerZone(deps.provider ?? createProvider(config), config.PROVIDER_TIMEOUT_MS),
-    clock: deps.clock ?? systemClock,
+    clock,
     logger: deps.logger,
     settings: {
       apiKeyPrefix: config.API_KEY_PREFIX,
@@ -129,10 +153,11 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       trustProxy: config.TRUST_PROXY,
       bodyLimit: config.BODY_LIMIT,
       metricsToken: config.METRICS_TOKEN,
+      hotRoutes: restHotRoutes(operations, pipeline, PREFIXES),
       // The back office's pages: scripts and styles from this site only, no framing.
       helmet: webHelmetOptions(),
       readiness: {
-        database: () => deps.db.$queryRaw`SELECT 1`,
+        database: () => pingDatabase(deps.db),
         // Without Redis the service still serves (limits count per process): reported only.
         kv: { check: () => deps.kv.ping(), optional: true },
       },

@@ -1,4 +1,5 @@
 import { databaseOptions } from '@quartet/core/db'
+import { createKeyValueStore } from '@quartet/core/kv'
 import { isValidCidrOrIp } from '@quartet/core/auth'
 import { type CliArgs, migrationCommands, runCli } from '@quartet/core/cli'
 import { migrationsDirFrom } from '@quartet/core/service'
@@ -11,16 +12,37 @@ import { createInvite } from './domain/people.ts'
 import { systemClock } from '@quartet/core/clock'
 import { createDb } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
+import { createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
 
-/** Runs `fn` with a repository on the configured database, closing the pool afterwards. */
+/**
+ * Runs `fn` with a repository on the configured database, closing the pool afterwards. With
+ * Redis, a change to an account or credential replaces its version token there, as the
+ * service's own writes do, so running services stop using their cached copies at once.
+ */
 async function withRepository<T>(
   fn: (repo: ReturnType<typeof createRepository>, prefix: string, config: TConfig) => Promise<T>,
 ) {
   const config = loadAppConfig()
   const db = createDb(databaseOptions(config, { poolSize: 1 }))
+  const kv = config.REDIS_URL
+    ? createKeyValueStore({
+        redisUrl: config.REDIS_URL,
+        keyPrefix: config.REDIS_KEY_PREFIX,
+        commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      })
+    : null
   try {
-    return await fn(createRepository(db, config.DATABASE_SCHEMA), config.API_KEY_PREFIX, config)
+    let repo = createRepository(db, config.DATABASE_SCHEMA)
+    if (kv)
+      repo = versionedStores(repo, createPrincipalVersions(kv), (err) => {
+        throw new CliError(
+          'service_unavailable',
+          `the change is committed, but Redis did not hear of it (${(err as Error).message}): running services may use their cached copy for up to PRINCIPAL_CACHE_MAX_AGE_MS`,
+        )
+      })
+    return await fn(repo, config.API_KEY_PREFIX, config)
   } finally {
+    await kv?.close()
     await db.$disconnect()
   }
 }

@@ -46,6 +46,12 @@ export const ZConfig = z.object({
   /** Allow A/AAAA records in private, loopback, link-local, documentation and reserved ranges. */
   ALLOW_PRIVATE_ADDRESSES: zBool(false),
   NAMESERVERS: list('ns1.example.net,ns2.example.net'),
+  /**
+   * With Redis, each process caches the credential and account behind an API key until a write
+   * replaces the account's version token in Redis; this bounds how long an entry may serve at
+   * most (changes made around the service, e.g. by hand in SQL). 0 turns the cache off.
+   */
+  PRINCIPAL_CACHE_MAX_AGE_MS: zInt(10_000, 0, 3_600_000),
   /** How often the sweeper and the reconcile job run; 0 switches both off. */
   JOBS_INTERVAL_MS: zInt(60_000, 0, 86_400_000),
   /** A write still pending after this long is rolled back by the reconcile job. */

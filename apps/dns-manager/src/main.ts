@@ -17,7 +17,18 @@ void runService({
         'SMTP_URL is not set: the back office writes its mails (sign-up and reset links) to this log instead of sending them',
       )
     let kick = () => {}
-    const { app, service } = buildDnsManager({ config, logger, db, kv, onUnknownOutcome: () => kick() })
+    // The principal cache hears about writes through kv; with the in-process memory kv, a CLI
+    // run or another replica could not reach it, so it stays off.
+    const cachePrincipals = kv.kind === 'redis' && config.PRINCIPAL_CACHE_MAX_AGE_MS > 0
+    logger.info({ cachePrincipals, maxAgeMs: config.PRINCIPAL_CACHE_MAX_AGE_MS }, 'principal cache')
+    const { app, service } = buildDnsManager({
+      config,
+      logger,
+      db,
+      kv,
+      cachePrincipals,
+      onUnknownOutcome: () => kick(),
+    })
     const repairs = createRepairScheduler({ run: () => service.repairUpstream(), logger })
     kick = repairs.kick
     // The sweeper releases subdomains past their grace period; reconcile finishes what a crash

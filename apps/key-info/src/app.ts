@@ -1,3 +1,4 @@
+import { pingDatabase } from '@quartet/core/db'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
 import type { KeyValueStore } from '@quartet/core/kv'
@@ -86,7 +87,7 @@ export function createApp(deps: AppDeps): Express {
       metricsToken: deps.config.METRICS_TOKEN,
       hotRoutes: [keyRecord],
       readiness: {
-        database: () => deps.db.$queryRaw`SELECT 1`,
+        database: () => pingDatabase(deps.db),
         // Without Redis the service still serves (limits count per process): reported only.
         kv: { check: () => deps.kv.ping(), optional: true },
       },

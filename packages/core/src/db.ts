@@ -190,13 +190,34 @@ export function createPrismaClient<C>(
   options: DatabaseOptions,
 ): C {
   const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
-  return new PrismaClient({
+  const client = new PrismaClient({
     adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
     // No code frame in error messages: Prisma reads the calling source file (a bundle of
     // megabytes) synchronously to print one, and when a database outage fails dozens of queries
     // at once that blocked the event loop for over a second.
     errorFormat: 'minimal',
   })
+  return attachPool(client, pool)
+}
+
+const POOL = Symbol.for('quartet.pgPool')
+
+/** Records the pg pool under a Prisma client (a property, so a test's Proxy of the client has it too). */
+export function attachPool<C>(client: C, pool: pg.Pool): C {
+  Object.defineProperty(client, POOL, { value: pool })
+  return client
+}
+
+/**
+ * `SELECT 1` on the pool under a client (attachPool): what readiness asks. Not through Prisma,
+ * whose first query loads and compiles its query compiler (WebAssembly, 3.4 MB) — a readiness
+ * probe made every service pay that at start, in time (the first /readyz ran past its deadline
+ * on a busy machine) and in memory, even where no request needed Prisma.
+ */
+export async function pingDatabase(client: unknown): Promise<void> {
+  const pool = (client as { [POOL]?: pg.Pool })[POOL]
+  if (!pool) throw new Error('pingDatabase: no pool attached to this client (attachPool)')
+  await pool.query('SELECT 1')
 }
 
 /** Quote a Postgres identifier (schema names come from config, but never trust a string into SQL). */

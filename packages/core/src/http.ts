@@ -66,14 +66,25 @@ export interface HttpAppOptions {
  * query) goes on to express, so the service must also mount the same handler there.
  */
 export interface HotRoute {
+  /**
+   * The exact path, or a template with `:name` segments (`/things/:id/parts`): a segment value
+   * is taken only when it is plain (letters, digits, `_`, `-`); anything else, percent-encoded
+   * text included, goes to express with the rest. The template is the metrics route label.
+   */
   path: string
+  /**
+   * GET (the default), or POST for a call that needs no body: only a POST without a body
+   * (no Content-Length beyond 0, no Transfer-Encoding) takes the hot route.
+   */
+  method?: 'GET' | 'POST'
   /**
    * Resolves to the JSON body of the 200; throw an ApiError (or anything) for the envelope.
    * Response headers go to `headers` (express's response, when the route is also mounted
    * there): a hot route writes every header of its answer in one writeHead. Content-Type
-   * (JSON, UTF-8) and Content-Length are the route's own.
+   * (JSON, UTF-8) and Content-Length are the route's own. `params` holds the template's
+   * segments (express's `req.params` when express serves it).
    */
-  handle(req: IncomingMessage, headers: HeaderSink): Promise<unknown>
+  handle(req: IncomingMessage, headers: HeaderSink, params: Record<string, string>): Promise<unknown>
 }
 
 /** Where a handler sets response headers; a ServerResponse (or express's response) is one. */
@@ -223,26 +234,60 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   app.use(errorMiddleware({ style: options.envelope }))
 
   if (options.hotRoutes?.length) {
-    const routes = new Map(options.hotRoutes.map((route) => [route.path, route]))
+    const exact = new Map<string, HotRoute>()
+    const templated: Array<{ route: HotRoute; pattern: RegExp; names: string[] }> = []
+    for (const route of options.hotRoutes) {
+      const key = `${route.method ?? 'GET'} ${route.path}`
+      if (!route.path.includes('/:')) {
+        exact.set(key, route)
+        continue
+      }
+      const names: string[] = []
+      const source = route.path
+        .split('/')
+        .map((segment) => {
+          if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          names.push(segment.slice(1))
+          return '([A-Za-z0-9_-]+)'
+        })
+        .join('/')
+      templated.push({ route, pattern: new RegExp(`^${route.method ?? 'GET'} ${source}$`), names })
+    }
+    const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>
+    const match = (method: string, url: string): [HotRoute, Record<string, string>] | undefined => {
+      const key = `${method} ${url}`
+      const route = exact.get(key)
+      if (route) return [route, NO_PARAMS]
+      for (const t of templated) {
+        const m = t.pattern.exec(key)
+        if (m) return [t.route, Object.fromEntries(t.names.map((name, i) => [name, m[i + 1]!]))]
+      }
+      return undefined
+    }
     const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1]
     // The express pipeline's order: request id (its value per request), the security headers.
     const firstHeaders = {
       flat: ['X-Request-Id', '', ...securityHeaders.flat()],
       lowerNames: ['x-request-id', ...securityHeaders.map(([name]) => name.toLowerCase())],
     }
-    const serveHot = async (route: HotRoute, req: IncomingMessage, res: ServerResponse) => {
+    const serveHot = async (
+      route: HotRoute,
+      params: Record<string, string>,
+      req: IncomingMessage,
+      res: ServerResponse,
+    ) => {
       const started = performance.now()
       const id = trackRequest(options.logger, req, res, () => proxyaddr(req, trust))
       // Counted when the answer is flushed, as the express pipeline counts: not when cut off.
       res.once('finish', () => {
-        observe('GET', route.path, res.statusCode, (performance.now() - started) / 1000)
+        observe(route.method ?? 'GET', route.path, res.statusCode, (performance.now() - started) / 1000)
       })
       const headers = new HeaderList(firstHeaders)
       headers.flat[1] = id
       let status = 200
       let body: string
       try {
-        const payload = await route.handle(req, headers)
+        const payload = await route.handle(req, headers, params)
         if (payload === undefined) throw new Error(`hot route ${route.path} resolved without a body`)
         body = JSON.stringify(payload)
       } catch (err) {
@@ -274,10 +319,12 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
     answerBeforeExpress(app, (req, res) => {
-      const route =
-        req.method === 'GET' && !hasBody(req) && !missingHost(req) ? routes.get(req.url ?? '') : undefined
-      if (!route) return false
-      serveHot(route, req, res).catch((err: unknown) => lastResort(req, res, err))
+      const found =
+        (req.method === 'GET' || req.method === 'POST') && !hasBody(req) && !missingHost(req)
+          ? match(req.method, req.url ?? '')
+          : undefined
+      if (!found) return false
+      serveHot(found[0], found[1], req, res).catch((err: unknown) => lastResort(req, res, err))
       return true
     })
   }

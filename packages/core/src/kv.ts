@@ -9,6 +9,8 @@ import { Redis } from 'ioredis'
 export interface KeyValueStore {
   readonly kind: 'redis' | 'memory'
   get(key: string): Promise<string | null>
+  /** Several values in one round trip (Redis MGET), in order; null for a missing key. */
+  getMany(keys: readonly string[]): Promise<Array<string | null>>
   /** Set a value, with an optional time to live. */
   set(key: string, value: string, ttlMs?: number): Promise<void>
   /** Set only when absent (a lock, a first-writer-wins marker). True when this call set it. */
@@ -218,6 +220,12 @@ export class RedisKeyValueStore implements KeyValueStore {
     return this.watch(this.redis.get(key))
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return []
+    await this.ready()
+    return this.watch(this.redis.mget(...keys))
+  }
+
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     await this.ready()
     if (ttlMs !== undefined) await this.watch(this.redis.set(key, value, 'PX', positive(ttlMs)))
@@ -422,6 +430,10 @@ export class MemoryKeyValueStore implements KeyValueStore {
 
   async get(key: string): Promise<string | null> {
     return this.live(key)?.value ?? null
+  }
+
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    return keys.map((key) => this.live(key)?.value ?? null)
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {

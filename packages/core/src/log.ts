@@ -187,6 +187,15 @@ Object.defineProperty(IncomingMessage.prototype, 'log', {
 })
 
 /**
+ * The client address of a tracked request as the pipeline resolves it (TRUST_PROXY): express's
+ * `req.ip`, and the same address for a hot route, which runs before express gives one.
+ */
+export function requestIp(req: IncomingMessage): string | undefined {
+  const tracking = (req as Tracked)[TRACKING]
+  return tracking ? clientIp(tracking.ipOf) : undefined
+}
+
+/**
  * `req.ip` reads the socket's address; a socket already torn down (a client that aborted
  * mid-upload) has none and the getter throws, which must never crash the process from a log line.
  */

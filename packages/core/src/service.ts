@@ -1,3 +1,4 @@
+import './wasm-tiering.ts'
 import path from 'node:path'
 import type { Express } from 'express'
 import { dependencyFailure } from './errors.ts'

@@ -669,9 +669,9 @@ describe('hot routes', () => {
   function buildHotApp(handle: HotRoute['handle'], overrides: Partial<HttpAppOptions> = {}) {
     const captured = captureLogger('hot-test')
     const calls: string[] = []
-    const counted: HotRoute['handle'] = (req, res) => {
+    const counted: HotRoute['handle'] = (req, res, params) => {
       calls.push(`${'originalUrl' in req ? 'express' : 'hot'} ${req.url}`)
-      return handle(req, res)
+      return handle(req, res, params)
     }
     const { app } = createHttpApp(
       {
@@ -684,7 +684,7 @@ describe('hot routes', () => {
       },
       (app) => {
         app.get('/fast', async (req, res) => {
-          res.json(await counted(req, res))
+          res.json(await counted(req, res, {}))
         })
       },
     )
@@ -696,6 +696,60 @@ describe('hot routes', () => {
     expect(date).toBeDefined()
     return rest
   }
+
+  it('when a route has :param segments or takes a POST without body, then plain values take the hot route and everything else reaches express', async () => {
+    const captured = captureLogger('hot-params')
+    const calls: string[] = []
+    const parts: HotRoute = {
+      path: '/things/:id/parts',
+      async handle(req, _res, params) {
+        calls.push(`${'originalUrl' in req ? 'express' : 'hot'} ${req.method} ${params.id}`)
+        return { id: params.id }
+      },
+    }
+    const check: HotRoute = {
+      path: '/check',
+      method: 'POST',
+      async handle(req) {
+        calls.push(`${'originalUrl' in req ? 'express' : 'hot'} ${req.method} check`)
+        return { ok: true }
+      },
+    }
+    const { app } = createHttpApp(
+      {
+        name: 'hot-params',
+        logger: captured.logger,
+        envelope: 'status',
+        trustProxy: ['loopback'],
+        hotRoutes: [parts, check],
+      },
+      (app) => {
+        app.get(parts.path, async (req, res) => {
+          res.json(await parts.handle(req, res, req.params as Record<string, string>))
+        })
+        app.post(check.path, async (req, res) => {
+          res.json(await check.handle(req, res, {}))
+        })
+      },
+    )
+
+    expect((await request(app).get('/things/42/parts').expect(200)).body).toEqual({ id: '42' })
+    expect((await request(app).get('/things/a%2Fb/parts').expect(200)).body).toEqual({ id: 'a/b' })
+    await request(app).get('/things/42/parts/').expect(200)
+    await request(app).get('/things/42/parts?x=1').expect(200)
+    await request(app).post('/check').expect(200)
+    await request(app).post('/check').send({ a: 1 }).expect(200)
+    await request(app).post('/things/42/parts').expect(404)
+
+    expect(calls).toEqual([
+      'hot GET 42',
+      'express GET a/b',
+      'express GET 42',
+      'express GET 42',
+      'hot POST check',
+      'express POST check',
+    ])
+  })
 
   it('when the exact path is asked, then it answers with the headers and body express gives the same handler', async () => {
     const { app } = buildHotApp(async (_req, res) => {

@@ -77,6 +77,15 @@ function keyValueStoreContract(backend: Backend): void {
       await expect(kv.get(k)).resolves.toBe('two')
     })
 
+    it('when several keys are read at once, then getMany answers each in order, null for a missing one', async () => {
+      const [a, b, c] = [key('many-a'), key('many-b'), key('many-c')]
+      await kv.set(a, 'a')
+      await kv.set(c, 'c', 60_000)
+
+      await expect(kv.getMany([a, b, c])).resolves.toEqual(['a', null, 'c'])
+      await expect(kv.getMany([])).resolves.toEqual([])
+    })
+
     it('when a key is set without TTL, then ttlMs is null', async () => {
       const k = key('forever')
       await kv.set(k, 'v')

@@ -129,7 +129,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           '--clear-screen=false',
           entry,
         ]
-      : ['--enable-source-maps', entry]
+      : // No --enable-source-maps: node then parses each bundle's map at start and maps every
+        // error's stack through it, which cost each service 10–70 MB (bench/memory, BENCHMARKS.md).
+        // Stacks still name the functions (the bundles are not minified); for mapped ones run
+        // `node --enable-source-maps apps/<app>/dist/main.js`, or `pnpm dev`.
+        [entry]
     const child = spawn(process.execPath, args, {
       cwd: dir,
       env: { ...env, [`${spec.envPrefix}_PORT`]: String(port), PORT: String(port) },

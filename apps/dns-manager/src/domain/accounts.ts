@@ -2,7 +2,7 @@ import { hashToken, ipAllowed, safeEqual } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
 import type { DomainDeps } from './deps.ts'
 import './errors.ts'
-import type { CredentialScope } from './ports.ts'
+import type { AccountStore, CredentialLookup, CredentialScope } from './ports.ts'
 import { ACME_ONLY_MESSAGE } from './acme.ts'
 
 /** Who is calling: the outcome of the authentication steps of the pipeline. */
@@ -21,7 +21,16 @@ export interface Principal {
   via?: 'api' | 'web'
 }
 
-type AccountDeps = Pick<DomainDeps, 'accounts' | 'guard' | 'clock'>
+/** The lookup without a cache: straight to the store. */
+export function uncachedLookup(accounts: AccountStore): CredentialLookup {
+  return {
+    readAhead: () => [],
+    find: (publicKey) => accounts.findCredential(publicKey),
+    touch: (found, now) => accounts.touchCredential(found.credential.id, now),
+  }
+}
+
+type AccountDeps = Pick<DomainDeps, 'lookup' | 'guard' | 'clock'>
 
 /**
  * Steps 1–3 of the pipeline: credentials (with the budgets of failed secrets), the API switch,
@@ -34,11 +43,12 @@ export async function authenticate(
   /** The scopes this entry point serves: the API `full` and `acme`; /nic/update `full` and `dyndns`. */
   scopes: readonly CredentialScope[] = ['full', 'acme'],
 ): Promise<Principal> {
-  const { accounts, guard } = deps
+  const { lookup, guard } = deps
   if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
-  // An address past its budget of failures is refused before the database is asked.
-  const attempt = await guard.admit(ip)
-  const found = await accounts.findCredential(credentials.key)
+  // An address past its budget of failures is refused before the database is asked. The same kv
+  // command brings back what a cached credential needs to be trusted (its version tokens).
+  const attempt = await guard.admit(ip, lookup.readAhead(credentials.key))
+  const found = await lookup.find(credentials.key, attempt.readAhead)
   // Hash and compare even for an unknown key, so timing does not tell which keys exist.
   const expected = found?.credential.secretHash ?? hashToken('no such key')
   if (!safeEqual(hashToken(credentials.secret), expected) || !found)
@@ -61,7 +71,7 @@ export async function authenticate(
   // last_used_at is kept to the minute: one write per credential per minute, not per request.
   const now = deps.clock.now()
   if (!found.credential.lastUsedAt || now.getTime() - found.credential.lastUsedAt.getTime() > 60_000)
-    void accounts.touchCredential(found.credential.id, now).catch(() => {})
+    void lookup.touch(found, now).catch(() => {})
   return {
     accountId: found.account.id,
     credentialId: found.credential.id,

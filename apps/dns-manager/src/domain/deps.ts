@@ -4,6 +4,7 @@ import type { FailedSecretGuard } from './failed-secrets.ts'
 import type {
   AccountStore,
   AuditStore,
+  CredentialLookup,
   CredentialStore,
   HealthProbe,
   LeaseStore,
@@ -55,6 +56,8 @@ export interface DriftObserver {
  */
 export interface DomainDeps {
   accounts: AccountStore
+  /** Authentication's lookup of a credential and its account (cached per process with Redis). */
+  lookup: CredentialLookup
   credentials: CredentialStore
   zones: ZoneStore
   subdomains: SubdomainStore

@@ -1,6 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
 import type { KeyValueStore } from '@quartet/core/kv'
 import { addressKey, createRateLimiter } from '@quartet/core/rate-limit'
+import type { ReadAhead } from './ports.ts'
 
 /**
  * Budgets of failed authentications (a wrong key or secret), counted in kv so every replica
@@ -15,8 +16,11 @@ import { addressKey, createRateLimiter } from '@quartet/core/rate-limit'
  *   in: spending the key's budget does not lock the owner out.
  */
 export interface FailedSecretGuard {
-  /** Before anything is looked up: refuses (429) an address that has spent its budget. */
-  admit(ip: string | undefined): Promise<Attempt>
+  /**
+   * Before anything is looked up: refuses (429) an address that has spent its budget. Reads the
+   * kv keys `readAhead` in the same command (a cached credential's version tokens).
+   */
+  admit(ip: string | undefined, readAhead?: readonly string[]): Promise<Attempt>
   /** A wrong key or secret: counted, then 401, or 429 once past a budget. */
   failed(attempt: Attempt, credentialId: string | null): Promise<never>
   /** The right secret: 429 only when the key is past its budget and this address has failed before. */
@@ -28,6 +32,8 @@ export interface Attempt {
   address: string
   /** Failures of this address in the current window (0 when kv could not be read). */
   failures: number
+  /** The values of the keys `admit` was asked to read ahead. */
+  readAhead: ReadAhead
 }
 
 export interface FailedSecretLimits {
@@ -64,9 +70,7 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
    * authentication makes this read, and only a refusal asks for the window's end as well.
    */
   async function countOf(limiterName: string, key: string): Promise<number> {
-    const value = await orNull(kv.get(`rl:${limiterName}:${key}`))
-    const count = Number(value ?? 0)
-    return Number.isSafeInteger(count) ? count : 0
+    return toCount(await orNull(kv.get(`rl:${limiterName}:${key}`)))
   }
 
   async function refusalFor(limiterName: string, key: string): Promise<ApiError> {
@@ -75,11 +79,13 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
   }
 
   return {
-    async admit(ip) {
+    async admit(ip, readAhead = []) {
       const address = addressKey(ip, limits.ipv6Prefix)
-      const failures = await countOf(BY_ADDRESS, address)
+      const askedAt = performance.now()
+      const values = await orNull(kv.getMany([`rl:${BY_ADDRESS}:${address}`, ...readAhead]))
+      const failures = toCount(values?.[0] ?? null)
       if (failures >= limits.perAddress) throw await refusalFor(BY_ADDRESS, address)
-      return { address, failures }
+      return { address, failures, readAhead: values ? { values: values.slice(1), askedAt } : 'unreadable' }
     },
 
     async failed(attempt, credentialId) {
@@ -98,6 +104,11 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
       if ((await countOf(BY_KEY, credentialId)) >= limits.perKey) throw await refusalFor(BY_KEY, credentialId)
     },
   }
+}
+
+function toCount(value: string | null): number {
+  const count = Number(value ?? 0)
+  return Number.isSafeInteger(count) ? count : 0
 }
 
 /** A kv read, or null when it fails (core's Redis client fails a command unanswered in 500 ms). */

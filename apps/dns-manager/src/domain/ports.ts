@@ -82,9 +82,15 @@ export interface StoredCredential {
   secretHash: string
 }
 
+/** A credential with its account: everything authentication decides on. */
+export interface CredentialWithAccount {
+  credential: CredentialRow
+  account: AccountRow
+}
+
 export interface AccountStore {
   /** The credential and its account in one round trip (every request runs it). */
-  findCredential(publicKey: string): Promise<{ credential: CredentialRow; account: AccountRow } | null>
+  findCredential(publicKey: string): Promise<CredentialWithAccount | null>
   /** Records use, at most once a minute per credential. */
   touchCredential(id: string, now: Date): Promise<void>
   createAccount(input: NewAccount): Promise<AccountRow>
@@ -96,6 +102,27 @@ export interface AccountStore {
   getAccount(id: string): Promise<AccountRow | null>
   /** Subdomains the account holds (what its quota counts). */
   countSubdomains(accountId: string): Promise<number>
+}
+
+/**
+ * kv values read ahead for a credential lookup, in the kv command authentication makes anyway
+ * (the failed-secret guard's read): `askedAt` is when they were asked for (performance.now()).
+ * 'unreadable' when kv could not answer.
+ */
+export type ReadAhead = { values: Array<string | null>; askedAt: number } | 'unreadable'
+
+/**
+ * How authentication finds a credential and its account: every authenticated request of every
+ * call style asks. A cached implementation (store/principal-cache.ts) keeps what it found per
+ * process under version tokens in kv, which every write that changes a credential or its
+ * account replaces before it answers, so every replica sees the change on its next request.
+ */
+export interface CredentialLookup {
+  /** The kv keys `find` needs to vouch for what it holds of this key (none when it holds nothing). */
+  readAhead(publicKey: string): string[]
+  find(publicKey: string, readAhead: ReadAhead): Promise<CredentialWithAccount | null>
+  /** Records use (at most once a minute per credential); a cached copy learns the time as well. */
+  touch(found: CredentialWithAccount, now: Date): Promise<void>
 }
 
 export interface CredentialStore {

@@ -8,7 +8,7 @@ import type { DomainDeps, DomainSettings, DriftObserver } from './deps.ts'
 import * as dnsRecords from './dns-records.ts'
 import * as dyndns from './dyndns.ts'
 import type { FailedSecretGuard } from './failed-secrets.ts'
-import type { Stores } from './ports.ts'
+import type { CredentialLookup, Stores } from './ports.ts'
 import type { DnsProvider } from './provider.ts'
 import * as subdomains from './subdomains.ts'
 import * as reconcile from './reconcile.ts'
@@ -34,6 +34,8 @@ export function createDnsService(deps: {
   logger: Logger
   settings: DomainSettings
   guard: FailedSecretGuard
+  /** Defaults to the store itself, uncached. */
+  lookup?: CredentialLookup
   /** Defaults to nothing (tests); the app counts repairs and schedules the repair job. */
   drift?: DriftObserver
 }) {
@@ -42,6 +44,7 @@ export function createDnsService(deps: {
   const holder = randomUUID()
   const d: DomainDeps = {
     accounts: repo,
+    lookup: deps.lookup ?? accounts.uncachedLookup(repo),
     credentials: repo,
     zones: repo,
     subdomains: repo,

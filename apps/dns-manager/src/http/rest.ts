@@ -1,5 +1,7 @@
 import { setRateLimitHeaders } from '@quartet/core/rate-limit'
 import { ApiError } from '@quartet/core/errors'
+import type { HotRoute } from '@quartet/core/http'
+import { requestIp } from '@quartet/core/log'
 import { Router, type Request, type RequestHandler } from 'express'
 import type { Principal } from '../domain/service.ts'
 import type { Operation } from './operation.ts'
@@ -42,4 +44,37 @@ export function restRouter(operations: readonly Operation[], pipeline: Pipeline)
     for (const alt of op.rest.also ?? []) router[alt.method](alt.path, authenticate, handler)
   }
   return router
+}
+
+/**
+ * The REST reads clients poll, answered before express (core's hot routes): every read-only
+ * operation with a plain JSON answer, at its exact path under each prefix — a GET with no query
+ * string, or auth.verify's POST with no body. Each runs the same pipeline as the router above
+ * (credentials, API switch, IP allow list, rate limit, validation) with the same headers and
+ * envelope; anything else (a query, a trailing slash, a body, HEAD) goes on to express.
+ */
+export function restHotRoutes(
+  operations: readonly Operation[],
+  pipeline: Pipeline,
+  prefixes: readonly string[],
+): HotRoute[] {
+  const routes: HotRoute[] = []
+  for (const op of operations) {
+    if (op.write || op.rest.raw || (op.rest.status ?? 200) !== 200) continue
+    const method = op.rest.method === 'get' ? 'GET' : 'POST'
+    for (const prefix of prefixes)
+      routes.push({
+        path: `${prefix}/rest${op.rest.path}`,
+        method,
+        async handle(req, headers, params) {
+          // As app.ts sets for every answer of the three call styles, errors included.
+          headers.setHeader('Cache-Control', 'no-store')
+          const principal = await pipeline.authenticate(req.headers, requestIp(req))
+          setRateLimitHeaders(headers, await pipeline.spend(principal))
+          const output = await pipeline.run(op, principal, { ...params })
+          return { success: true, ...(output as object) }
+        },
+      })
+  }
+  return routes
 }

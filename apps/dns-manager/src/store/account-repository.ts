@@ -1,14 +1,16 @@
 import { quoteIdent } from '@quartet/core/db'
 import type { AccountRow, AccountStore, CredentialRow } from '../domain/ports.ts'
-import type { Db } from './db.ts'
+import { type Db, rawOf } from './db.ts'
 import { accountSelect } from './transactions.ts'
 
 export function createAccountRepository(db: Db, schema: string): AccountStore {
+  const { pool } = rawOf(db)
+  const countSql = `SELECT count(*)::int AS n FROM ${quoteIdent(schema)}."subdomain" WHERE account_id = $1::uuid`
   return {
     async findCredential(publicKey) {
-      // Every request runs this: one round trip (a join) instead of Prisma's two for an include.
-      const rows = await db.$queryRawUnsafe<
-        Array<Omit<CredentialRow, 'accountId'> & { account_id: string } & Omit<AccountRow, 'id'>>
+      // Every request without a cached principal runs this: one round trip (a join) on the pool.
+      const { rows } = await pool.query<
+        Omit<CredentialRow, 'accountId'> & { account_id: string } & Omit<AccountRow, 'id'>
       >(
         `SELECT c.id, c.account_id, c.public_key AS "publicKey", c.secret_hash AS "secretHash",
                 c.created_at AS "createdAt", c.last_used_at AS "lastUsedAt", c.scope,
@@ -18,7 +20,7 @@ export function createAccountRepository(db: Db, schema: string): AccountStore {
            FROM ${quoteIdent(schema)}."api_credential" c
            JOIN ${quoteIdent(schema)}."account" a ON a.id = c.account_id
           WHERE c.public_key = $1`,
-        publicKey,
+        [publicKey],
       )
       const r = rows[0]
       if (!r) return null
@@ -65,12 +67,9 @@ export function createAccountRepository(db: Db, schema: string): AccountStore {
       return n.count ? db.account.findUnique({ where: { id }, select: accountSelect }) : null
     },
     getAccount: (id) => db.account.findUnique({ where: { id }, select: accountSelect }),
-    /** On every quota read (auth.verify, quota.get): plain SQL, no query planning in the client. */
+    /** On every quota read (auth.verify, quota.get): plain SQL on the pool. */
     async countSubdomains(accountId) {
-      const rows = await db.$queryRawUnsafe<Array<{ n: number }>>(
-        `SELECT count(*)::int AS n FROM ${quoteIdent(schema)}."subdomain" WHERE account_id = $1::uuid`,
-        accountId,
-      )
+      const { rows } = await pool.query<{ n: number }>(countSql, [accountId])
       return rows[0]?.n ?? 0
     },
   }

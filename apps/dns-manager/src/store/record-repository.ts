@@ -1,16 +1,25 @@
 import type { RecordRow, RecordStore, RRsetKey, SubdomainRow } from '../domain/ports.ts'
 import { Prisma } from '../generated/prisma/client.ts'
-import type { Db } from './db.ts'
+import { type Db, rawOf } from './db.ts'
 import { inTransaction, lockSubdomain, recordFields, toRecord, type Tx } from './transactions.ts'
 
+/** A record row as plain SQL reads it (the columns toRecord expects). */
+const RECORD_COLUMNS = `id, subdomain_id AS "subdomainId", name, type, content, ttl, priority, weight, port, flag,
+  tag, state, previous, pending_since AS "pendingSince", created_at AS "createdAt", updated_at AS "updatedAt"`
+
 export function createRecordRepository(db: Db, schema: string): RecordStore {
+  const { pool, schema: q } = rawOf(db)
   return {
+    /** Every read of a record page: plain SQL on the pool (clients poll it). */
     async listRecords(subdomainId, options) {
-      const rows = await db.dnsRecord.findMany({
-        where: { subdomainId, id: { gt: options?.afterId ?? 0 } },
-        orderBy: { id: 'asc' },
-        ...(options?.limit ? { take: options.limit } : {}),
-      })
+      const { rows } = await pool.query<Parameters<typeof toRecord>[0]>(
+        `SELECT ${RECORD_COLUMNS} FROM ${q}."dns_record" WHERE subdomain_id = $1 AND id > $2 ORDER BY id ASC${
+          options?.limit ? ' LIMIT $3' : ''
+        }`,
+        options?.limit
+          ? [subdomainId, options.afterId ?? 0, options.limit]
+          : [subdomainId, options?.afterId ?? 0],
+      )
       return rows.map(toRecord)
     },
     async getRecord(subdomainId, id) {

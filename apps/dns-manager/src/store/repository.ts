@@ -1,3 +1,4 @@
+import { pingDatabase } from '@quartet/core/db'
 import type { Stores } from '../domain/ports.ts'
 import { createAccountRepository } from './account-repository.ts'
 import { createAuditRepository } from './audit-repository.ts'
@@ -26,7 +27,7 @@ export type {
  */
 export function createRepository(db: Db, schema: string): Stores {
   return {
-    ping: () => db.$queryRaw`SELECT 1`,
+    ping: () => pingDatabase(db),
     ...createAccountRepository(db, schema),
     ...createCredentialRepository(db, schema),
     ...createZoneRepository(db),

@@ -1,5 +1,5 @@
 import type { CreateSubdomainOutcome, RecordRow, SubdomainRow, SubdomainStore } from '../domain/ports.ts'
-import type { Db } from './db.ts'
+import { type Db, rawOf } from './db.ts'
 import {
   Abort,
   inTransaction,
@@ -13,7 +13,21 @@ import {
 
 type Refusal = Exclude<CreateSubdomainOutcome, { ok: true }>
 
+/** A subdomain row with its zone's name, as plain SQL reads it (the columns toSubdomain expects). */
+const SUBDOMAIN_COLUMNS = `s.id, s.account_id AS "accountId", s.root_zone_id AS "rootZoneId", s.label,
+  s.full_domain AS "fullDomain", s.suspended, s.never_expires AS "neverExpires", s.expires_at AS "expiresAt",
+  s.created_at AS "createdAt", s.updated_at AS "updatedAt", s.state, s.state_since AS "stateSince",
+  s.dns_version AS "dnsVersion", z.name AS rootdomain`
+
+type SubdomainSqlRow = Omit<SubdomainRow, 'state'> & { state: string }
+const fromSql = (row: SubdomainSqlRow): SubdomainRow => ({
+  ...row,
+  state: row.state as SubdomainRow['state'],
+})
+
 export function createSubdomainRepository(db: Db, schema: string): SubdomainStore {
+  const { pool, schema: q } = rawOf(db)
+  const from = `${q}."subdomain" s JOIN ${q}."root_zone" z ON z.id = s.root_zone_id`
   return {
     /** In one transaction under the account's row lock: 10 parallel creates with 2 free slots give exactly 2. */
     async createSubdomain(input) {
@@ -50,18 +64,29 @@ export function createSubdomainRepository(db: Db, schema: string): SubdomainStor
       return r.ok ? { ok: true, subdomain: r.value } : r.value
     },
 
+    /** Every read of a subdomain's records asks this first (ownership): plain SQL on the pool. */
     async getSubdomain(accountId, id) {
-      const row = await db.subdomain.findFirst({
-        where: { id, ...(accountId ? { accountId } : {}) },
-        include: withZoneName,
-      })
-      return row ? toSubdomain(row) : null
+      const { rows } = accountId
+        ? await pool.query<SubdomainSqlRow>(
+            `SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.id = $1 AND s.account_id = $2::uuid`,
+            [id, accountId],
+          )
+        : await pool.query<SubdomainSqlRow>(`SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.id = $1`, [id])
+      return rows[0] ? fromSql(rows[0]) : null
     },
     async findSubdomainByName(fullDomain) {
       const row = await db.subdomain.findUnique({ where: { fullDomain }, include: withZoneName })
       return row ? toSubdomain(row) : null
     },
+    /** A page of the account's subdomains; the unfiltered page clients poll in plain SQL on the pool. */
     async listSubdomains(accountId, options) {
+      if (!options.rootdomain && !options.search) {
+        const { rows } = await pool.query<SubdomainSqlRow>(
+          `SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.account_id = $1::uuid AND s.id > $2 ORDER BY s.id ASC LIMIT $3`,
+          [accountId, options.afterId, options.limit],
+        )
+        return rows.map(fromSql)
+      }
       const rows = await db.subdomain.findMany({
         where: {
           accountId,

@@ -59,7 +59,7 @@ export function keyRecordRoute(deps: RouteDeps): HotRoute {
 
 export function registerKeyRoute(app: Express, route: HotRoute): void {
   app.get(route.path, async (req, res) => {
-    res.json(await route.handle(req, res))
+    res.json(await route.handle(req, res, {}))
   })
 }
 

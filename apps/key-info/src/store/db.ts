@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg'
-import { createPgPool, type DatabaseOptions, quoteIdent } from '@quartet/core/db'
+import { attachPool, createPgPool, type DatabaseOptions, quoteIdent } from '@quartet/core/db'
 import type pg from 'pg'
 import { PrismaClient } from '../generated/prisma/client.ts'
 
@@ -11,10 +11,13 @@ export type Db = PrismaClient
  */
 export function createDb(options: DatabaseOptions): Db {
   const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
-  const db = new PrismaClient({
-    adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
-    errorFormat: 'minimal', // see createPrismaClient in core
-  })
+  const db = attachPool(
+    new PrismaClient({
+      adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
+      errorFormat: 'minimal', // see createPrismaClient in core
+    }),
+    pool,
+  )
   raw.set(db, { pool, schema: quoteIdent(options.schema) })
   return db
 }

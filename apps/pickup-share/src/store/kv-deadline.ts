@@ -81,6 +81,7 @@ export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {
   return {
     kind: kv.kind,
     get: (key) => bounded('get', () => kv.get(key)),
+    getMany: (keys) => bounded('getMany', () => kv.getMany(keys)),
     set: (key, value, ttlMs) => bounded('set', () => kv.set(key, value, ttlMs)),
     setIfAbsent: (key, value, ttlMs) => bounded('setIfAbsent', () => kv.setIfAbsent(key, value, ttlMs)),
     take: (key) => bounded('take', () => kv.take(key)),

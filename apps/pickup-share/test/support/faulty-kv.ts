@@ -25,6 +25,7 @@ export class FaultyKv implements KeyValueStore {
   }
 
   get = (key: string) => this.call(() => this.inner.get(key))
+  getMany = (keys: readonly string[]) => this.call(() => this.inner.getMany(keys))
   set = (key: string, value: string, ttlMs?: number) => this.call(() => this.inner.set(key, value, ttlMs))
   setIfAbsent = (key: string, value: string, ttlMs?: number) =>
     this.call(() => this.inner.setIfAbsent(key, value, ttlMs))

@@ -1,0 +1,272 @@
+import { randomBytes } from 'node:crypto'
+import type { KeyValueStore } from '@quartet/core/kv'
+import type { CredentialLookup, CredentialWithAccount, ReadAhead, Stores } from '../domain/ports.ts'
+
+/**
+ * Version tokens of principals, in kv: every committed change to a credential or to its account
+ * (secret regenerated, credential deleted, API access switched, IP allow list, quota, balance,
+ * scope) gives the account a new random token before the change is answered, so a process that
+ * cached the account's credentials under the old token sees that they are out of date on its
+ * next request, whichever replica, job or CLI run made the change. One more token, for every
+ * account at once, is there for changes that are not one account's.
+ *
+ * Why a cached principal is never older than a change the caller could know about: a reader
+ * reads the tokens first and the database second, and caches what it read under those tokens.
+ * A writer commits first and replaces the token second (and only then answers). So a change
+ * committed after the reader's database read replaces the token the reader cached under, and the
+ * next read goes to the database. An account with no token (never read, expired, lost with a
+ * Redis restart) is read from the database and not cached until a token exists; tokens are
+ * random, not counters, so a new one never equals an old one a cache still holds.
+ * key-info's key record cache works the same way (apps/key-info/src/store/key-record-cache.ts).
+ */
+export interface PrincipalVersions {
+  /** The kv keys of the tokens a cached principal of this account is valid under. */
+  keysOf(accountId: string): string[]
+  /** Gives an account (and the whole) a token, unless a writer or another reader got there first. */
+  start(accountId: string): Promise<void>
+  /** Replaces each account's token, after a committed change. */
+  bump(accountIds: Iterable<string>): Promise<void>
+  /** Replaces the token every cached principal depends on. */
+  bumpAll(): Promise<void>
+  /** Calls `listener` when kv may have lost tokens (its connection came back). */
+  onLost(listener: () => void): void
+}
+
+/** Tokens expire: an expired one only costs the next request one database read. */
+const TOKEN_TTL_MS = 24 * 60 * 60_000
+
+export const accountVersionKey = (accountId: string) => `principal-version:${accountId}`
+/** Not an account id (those are UUIDs). */
+export const ALL_VERSION_KEY = 'principal-version:all'
+
+export function createPrincipalVersions(kv: KeyValueStore): PrincipalVersions {
+  const fresh = () => randomBytes(12).toString('base64url')
+  return {
+    keysOf: (accountId) => [ALL_VERSION_KEY, accountVersionKey(accountId)],
+    async start(accountId) {
+      await Promise.all([
+        kv.setIfAbsent(ALL_VERSION_KEY, fresh(), TOKEN_TTL_MS),
+        kv.setIfAbsent(accountVersionKey(accountId), fresh(), TOKEN_TTL_MS),
+      ])
+    },
+    async bump(accountIds) {
+      await Promise.all(
+        [...new Set(accountIds)].map((id) => kv.set(accountVersionKey(id), fresh(), TOKEN_TTL_MS)),
+      )
+    },
+    async bumpAll() {
+      await kv.set(ALL_VERSION_KEY, fresh(), TOKEN_TTL_MS)
+    },
+    onLost: (listener) => kv.onReconnect(listener),
+  }
+}
+
+export interface PrincipalCacheOptions {
+  /**
+   * How long a cached principal may serve at most, in ms. Bounds how long a change that did not
+   * go through this service's stores (SQL by hand, a token replacement lost to a kv outage)
+   * stays unseen.
+   */
+  maxAgeMs: number
+  /** How many credentials one process keeps; the oldest entry goes first. */
+  maxEntries?: number
+  /** Milliseconds now (the app's clock, so tests can age entries). */
+  now: () => number
+}
+
+interface Entry {
+  accountId: string
+  /** The tokens (all, account) the principal was read under; null: read without a token to vouch for it. */
+  token: string | null
+  cachedAt: number
+  found: CredentialWithAccount
+}
+
+/**
+ * Authentication's lookup, cached per process under the account's version token. A hit costs
+ * no round trip of its own: the tokens come back with the failed-secret guard's kv read, which
+ * every authentication makes anyway (`readAhead`). Unknown keys are not cached; a key whose
+ * tokens cannot be read is looked up in the database.
+ */
+export function cachedCredentialLookup(
+  accounts: Pick<Stores, 'findCredential' | 'touchCredential'>,
+  versions: PrincipalVersions,
+  options: PrincipalCacheOptions,
+): CredentialLookup {
+  const maxEntries = options.maxEntries ?? 10_000
+  const entries = new Map<string, Entry>()
+  // A Redis that restarted (or failed over) may have lost token replacements it had
+  // acknowledged, and could then hand back a token a cache still holds: start again. A read
+  // whose tokens were asked for before such a moment is not cached either.
+  let lostAt = -Infinity
+  versions.onLost(() => {
+    lostAt = performance.now()
+    entries.clear()
+  })
+  const tokenOf = (values: Array<string | null>): string | null =>
+    values.length === 2 && values[0] !== null && values[1] !== null ? `${values[0]} ${values[1]}` : null
+
+  return {
+    readAhead(publicKey) {
+      const entry = entries.get(publicKey)
+      return entry ? versions.keysOf(entry.accountId) : []
+    },
+
+    async find(publicKey, readAhead: ReadAhead) {
+      const cached = entries.get(publicKey)
+      const token = cached && readAhead !== 'unreadable' ? tokenOf(readAhead.values) : null
+      if (
+        cached &&
+        token !== null &&
+        cached.token === token &&
+        options.now() - cached.cachedAt < options.maxAgeMs
+      )
+        return cached.found
+      const cachedAt = options.now()
+      const found = await accounts.findCredential(publicKey)
+      entries.delete(publicKey)
+      if (!found || readAhead === 'unreadable') return found
+      // A public key belongs to one account for good, so the tokens read ahead for the entry
+      // this replaces are the account's own: read before the database, they vouch for it.
+      const vouched =
+        token !== null && cached?.accountId === found.account.id && readAhead.askedAt > lostAt ? token : null
+      entries.set(publicKey, { accountId: found.account.id, token: vouched, cachedAt, found })
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
+      // Without a token read ahead nothing vouches for this copy: the entry only tells the next
+      // request which tokens to read with the guard's, and the token made now lets it cache.
+      if (vouched === null) await versions.start(found.account.id).catch(() => undefined)
+      return found
+    },
+
+    async touch(found, now) {
+      await accounts.touchCredential(found.credential.id, now)
+      // The copy other requests share learns it too, or every request would write it again.
+      const entry = entries.get(found.credential.publicKey)
+      if (entry?.found.credential.id === found.credential.id)
+        entry.found = { ...entry.found, credential: { ...entry.found.credential, lastUsedAt: now } }
+    },
+  }
+}
+
+/**
+ * For every store call: which accounts' principals it may have changed, from its arguments
+ * (and result, or a read made before it). `null`: it changes nothing a principal holds.
+ * Exhaustive over the stores, so a new store method does not typecheck until someone decides
+ * whether it changes a credential or an account: the table is where that decision is written.
+ */
+type Rule<K extends keyof Stores> = Stores[K] extends (...args: infer A) => Promise<infer R>
+  ? {
+      /** Read before the call (for a row the call removes). */
+      before?: (inner: Stores, args: A) => Promise<string | null>
+      accounts: (args: A, result: R, before: string | null) => Array<string | null | undefined> | 'all'
+    } | null
+  : never
+
+export const PRINCIPAL_CHANGES: { [K in keyof Stores]-?: Rule<K> } = {
+  ping: null,
+  // accounts
+  findCredential: null,
+  // last_used_at is not decided on; the cache learns it through touch()
+  touchCredential: null,
+  // a new account has no credential anyone has looked up
+  createAccount: null,
+  updateAccount: { accounts: ([id], row) => [row && id] },
+  creditBalance: { accounts: ([id], row) => [row && id] },
+  getAccount: null,
+  countSubdomains: null,
+  // credentials
+  listCredentials: null,
+  // a new credential was never looked up; its account's other credentials are unchanged
+  addCredentialWithinLimit: null,
+  addScopedCredential: null,
+  deleteCredential: { accounts: ([accountId], deleted) => [deleted ? accountId : null] },
+  replaceCredentialSecret: { accounts: ([accountId], row) => [row && accountId] },
+  // zones
+  listZones: null,
+  findZone: null,
+  upsertZone: null,
+  // subdomains: creating and renewing charge the balance
+  createSubdomain: { accounts: ([input], outcome) => [outcome.ok ? input.accountId : null] },
+  getSubdomain: null,
+  findSubdomainByName: null,
+  listSubdomains: null,
+  renewSubdomain: { accounts: ([accountId], renewed) => [renewed && accountId] },
+  beginRelease: null,
+  // the row goes, and the scoped credentials of the subdomain with it (ON DELETE CASCADE)
+  finishRelease: {
+    before: async (inner, [id]) => (await inner.getSubdomain(null, id))?.accountId ?? null,
+    accounts: (_args, _result, accountId) => [accountId],
+  },
+  abortRelease: null,
+  staleReleasing: null,
+  expiredBefore: null,
+  // records, convergence, leases, audit: nothing a principal holds
+  listRecords: null,
+  getRecord: null,
+  beginRecordChange: null,
+  settleRecords: null,
+  stalePending: null,
+  desiredRRsets: null,
+  ownerStamps: null,
+  zoneSnapshot: null,
+  addRepairs: null,
+  dueRepairs: null,
+  clearRepair: null,
+  deferRepair: null,
+  acquireLease: null,
+  releaseLease: null,
+  audit: null,
+  listAudit: null,
+  // the back office: passwords, sign-up and reset links, page sessions. None touches what an
+  // API credential's principal holds (a new account has no credential anyone looked up; the
+  // back office switches API access and allow lists through updateAccount, keys through the
+  // credential calls above).
+  findLogin: null,
+  passwordHashOf: null,
+  setPassword: null,
+  createToken: null,
+  peekToken: null,
+  completeSignup: null,
+  completeReset: null,
+  createSession: null,
+  resumeSession: null,
+  deleteSession: null,
+}
+
+/**
+ * The stores, replacing the version token of every account a committed call changed (per
+ * PRINCIPAL_CHANGES) before the call returns, so the domain operation that made the change
+ * answers only after every replica's cache is out of date. A token that cannot be replaced (kv
+ * down) is reported; cached principals then serve at most PRINCIPAL_CACHE_MAX_AGE_MS longer.
+ */
+export function versionedStores(
+  inner: Stores,
+  versions: PrincipalVersions,
+  onBumpFailed: (err: unknown, accounts: string[] | 'all') => void,
+): Stores {
+  const wrapped: Record<string, unknown> = { ...inner }
+  for (const name of Object.keys(PRINCIPAL_CHANGES) as Array<keyof Stores>) {
+    const rule = PRINCIPAL_CHANGES[name] as {
+      before?: (inner: Stores, args: unknown[]) => Promise<string | null>
+      accounts: (
+        args: unknown[],
+        result: unknown,
+        before: string | null,
+      ) => Array<string | null | undefined> | 'all'
+    } | null
+    if (!rule) continue
+    const call = (inner[name] as (...args: unknown[]) => Promise<unknown>).bind(inner)
+    wrapped[name] = async (...args: unknown[]) => {
+      const before = rule.before ? await rule.before(inner, args) : null
+      const result = await call(...args)
+      const changed = rule.accounts(args, result, before)
+      if (changed === 'all') await versions.bumpAll().catch((err: unknown) => onBumpFailed(err, 'all'))
+      else {
+        const ids = changed.filter((id): id is string => typeof id === 'string')
+        if (ids.length) await versions.bump(ids).catch((err: unknown) => onBumpFailed(err, ids))
+      }
+      return result
+    }
+  }
+  return wrapped as unknown as Stores
+}
