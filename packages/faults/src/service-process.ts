@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import path from 'node:path'
-import { type Sandbox, signal, waitFor } from './sandbox.ts'
+import { freePort, type Sandbox, signal, waitFor } from './sandbox.ts'
 
 export type ServiceName = 'design-archive' | 'key-info' | 'dns-manager' | 'pickup-share'
 
@@ -30,9 +30,9 @@ export interface ExitInfo {
  * file. Restartable on the same port, which is how a crashed pod comes back.
  */
 export class ServiceProcess {
-  readonly url: string
+  url: string
   /** The scraper's /metrics, on its own port. */
-  readonly metricsUrl: string | undefined
+  metricsUrl: string | undefined
   private child: ChildProcess | undefined
   private exitInfo: Promise<ExitInfo> | undefined
   private readonly logFile: string
@@ -40,7 +40,7 @@ export class ServiceProcess {
 
   constructor(
     readonly name: ServiceName,
-    readonly port: number,
+    public port: number,
     readonly env: Record<string, string>,
     private readonly sandbox: Sandbox,
     logName: string,
@@ -84,6 +84,28 @@ export class ServiceProcess {
   }
 
   async start(timeoutMs = 60_000): Promise<void> {
+    const first = this.exitInfo === undefined
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOnce(timeoutMs)
+      } catch (err) {
+        // A port found free may be taken before the service binds it (by another process, or as
+        // the local port of an outgoing connection): on the first start only (kits keep the
+        // URL afterwards), the service gets fresh ports and another try.
+        if (!first || attempt >= 3 || !this.tail().includes('EADDRINUSE')) throw err
+        this.port = await freePort()
+        this.env.PORT = String(this.port)
+        this.url = `http://127.0.0.1:${this.port}`
+        if (this.env.METRICS_PORT) {
+          this.env.METRICS_PORT = String(await freePort())
+          this.metricsUrl = `http://127.0.0.1:${this.env.METRICS_PORT}/metrics`
+        }
+        this.note(`--- the port was taken; trying ${this.port}`)
+      }
+    }
+  }
+
+  private async startOnce(timeoutMs: number): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`)
     const entry = path.join(this.appDir, 'dist', 'main.js')
     if (!existsSync(entry)) throw new Error(`${entry} is missing: build the apps first`)

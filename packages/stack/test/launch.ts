@@ -43,8 +43,19 @@ export async function launchStack(env: NodeJS.ProcessEnv, args: string[] = []): 
     {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...portEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: whatever happens to this test (a timeout, a crash), the launcher
+      // and every service it started go with it, instead of living on and holding ports.
+      detached: true,
     },
   )
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  process.once('exit', killGroup)
   const lines: string[] = []
   for (const stream of [child.stdout!, child.stderr!])
     createInterface({ input: stream }).on('line', (l) => lines.push(l))
@@ -67,7 +78,7 @@ export async function launchStack(env: NodeJS.ProcessEnv, args: string[] = []): 
     exit.then(() => false),
   ])
   if (!up) {
-    child.kill('SIGKILL')
+    killGroup()
     // Readiness polls say little: the last lines of everything else say why.
     const telling = lines.filter((l) => !l.includes('"request completed"'))
     throw new Error(`the stack did not come up:\n${telling.slice(-60).join('\n')}`)
