@@ -238,11 +238,15 @@ export function checkShutdown(
     else if (!usual(s)) findings.add('a request just after SIGTERM was not served as usual', s)
   }
   const readyAfter = after.filter((s) => s.probe === readinessProbe && !s.errorCode)
-  const ready503 = [...early, ...after].filter((s) => s.probe === readinessProbe && s.status === 503)
+  // A readiness request sent just before the signal may be the one that meets the flip: it
+  // counts (and, as a balancer would, the load then stops sending, so no later one exists).
+  const ready503 = [...inflight, ...early, ...after].filter(
+    (s) => s.probe === readinessProbe && s.status === 503,
+  )
   if (ready503.length === 0)
     findings.note(
       `no /readyz 503 after SIGTERM (${
-        [...early, ...after]
+        [...inflight, ...early, ...after]
           .filter((s) => s.probe === readinessProbe)
           .map((s) => s.errorCode ?? s.status)
           .slice(0, 3)
