@@ -77,6 +77,27 @@ const OPENING_STALE_MS = 30_000
 /** How long a request waits for another request of its receiver to open the transfer. */
 const OPENING_WAIT_MS = 5_000
 const ABANDON_RETRY_MS = 500
+/** Refunds retried while the database cannot be reached: two minutes' worth. */
+const REFUND_RETRY_LIMIT = 240
+
+/**
+ * Whether a failure certainly happened before a statement reached Postgres: the connection was
+ * refused or could not be made (Prisma P1001, ECONNREFUSED), as opposed to a timeout, whose
+ * statement may still run.
+ */
+function neverReachedDatabase(err: unknown): boolean {
+  const seen = new Set<unknown>()
+  const queue: unknown[] = [err]
+  while (queue.length) {
+    const e = queue.shift() as
+      { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } } | undefined
+    if (!e || typeof e !== 'object' || seen.has(e)) continue
+    seen.add(e)
+    if (e.code === 'P1001' || e.code === 'ECONNREFUSED') return true
+    queue.push(e.cause, e.meta?.driverAdapterError?.cause)
+  }
+  return false
+}
 /** How long a request waits for the requests of its receiver and file ahead of it in this process. */
 const TURN_WAIT_MS = 2_000
 
@@ -189,7 +210,7 @@ export class DownloadTransfers {
           await this.d.repo.paid(id, bytes)
         } catch (err) {
           this.abandon(id)
-          await this.d.gate.refund(share.id, reservation)
+          this.refundUnpaid(share.id, reservation)
           throw err
         }
         return { transferId: id, opened: true, reservation, bytes }
@@ -219,6 +240,24 @@ export class DownloadTransfers {
     const attempt = () => {
       this.d.repo.delete(id).catch(() => {
         if (++tries < OPENING_STALE_MS / ABANDON_RETRY_MS) setTimeout(attempt, ABANDON_RETRY_MS).unref()
+      })
+    }
+    attempt()
+  }
+
+  /**
+   * Gives back a download reserved for an opening that failed to be paid (the database failed
+   * between the two). When the refund cannot reach the database either (the server is down:
+   * the statement never left this process, so it certainly did not apply), it is retried every
+   * half second until it is done, for as long as an opening may stay stale; a refund that timed
+   * out may have applied, and is not repeated (no download is given twice).
+   */
+  private refundUnpaid(shareId: string, reservation: Reservation): void {
+    let tries = 0
+    const attempt = () => {
+      this.d.gate.refund(shareId, reservation).catch((err: unknown) => {
+        if (neverReachedDatabase(err) && ++tries < REFUND_RETRY_LIMIT)
+          setTimeout(attempt, ABANDON_RETRY_MS).unref()
       })
     }
     attempt()
