@@ -290,6 +290,16 @@ export class DownloadTransfers {
     return (await this.d.repo.liveOfShare(share.id, this.d.clock.now())) === 0
   }
 
+  /**
+   * An archive ended having sent `written` bytes (at least one). It is never resumed, so its
+   * transfer is complete whatever it sent; true as for finish().
+   */
+  async finishWhole(share: { id: string }, a: Admission, written: number): Promise<boolean> {
+    await this.d.repo.finish(a.transferId, a.bytes, Math.min(written, a.bytes), true, 0)
+    if (!(await this.d.gate.finish(share.id, a.reservation))) return false
+    return (await this.d.repo.liveOfShare(share.id, this.d.clock.now())) === 0
+  }
+
   /** Whether the receiver may still come back to a share with no downloads left. */
   hasLive(key: TransferKey): Promise<boolean> {
     return this.d.repo.hasLive(key, this.d.clock.now())

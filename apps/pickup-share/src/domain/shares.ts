@@ -11,6 +11,7 @@ import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, stro
 import { choosePathname } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
 import { RESUMABLE_KINDS } from './resumable-uploads.ts'
+import { ARCHIVE_TRANSFER_PATH, zipOfFiles } from './share-zip.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
@@ -500,14 +501,7 @@ export class ShareService {
       opened = await driver.openRead(file.pathname, range ?? undefined)
     } catch (err) {
       if (admission) await this.d.transfers.refund(share.id, admission)
-      if (err instanceof ApiError) throw err
-      // A store that is down (connection refused, timed out) is 503 with Retry-After, like any
-      // dependency; anything else it answered is 502.
-      const mapped = toApiError(err)
-      if (mapped.code === 'service_unavailable') throw mapped
-      throw new ApiError('storage_failed', 'the file could not be read from storage', undefined, {
-        cause: err,
-      })
+      throw readFailure(err)
     }
     let finished = false
     return {
@@ -521,6 +515,100 @@ export class ShareService {
           await this.removeShare(share.id)
       },
     }
+  }
+
+  /**
+   * Download all: the whole share as one streamed ZIP (README "Download all"), counted as ONE
+   * download by the transfer rule (a transfer of its own, `ARCHIVE_TRANSFER_PATH`, spent before
+   * the first byte). The first file is opened before the answer starts, so a store that fails
+   * then is an error in the envelope and the download is given back; a client that goes away
+   * before any byte gets it back too. An archive is never resumed: once it ends, its transfer is
+   * complete. A HEAD answers the archive's headers (its exact length) and counts nothing.
+   */
+  async openZip(
+    by: { code: string } | { token: string },
+    receiver: string,
+    head: boolean,
+  ): Promise<OpenDownload> {
+    const share = await this.downloadableShare(by, receiver)
+    if (isUsedUp(share)) throw shareNotFound()
+    const files = [...share.files]
+    const drivers = await Promise.all(files.map((f) => this.d.instances.driver(f.storeInstance)))
+    const openFile = async (i: number): Promise<Readable> => {
+      const driver = drivers[i]
+      if (!driver)
+        throw new ApiError('storage_failed', `storage instance ${files[i]!.storeInstance} is not configured`)
+      return (await driver.openRead(files[i]!.pathname)).stream
+    }
+    let handFirst!: (opened: Readable) => void
+    const first = new Promise<Readable>((resolve) => (handFirst = resolve))
+    const zip = await zipOfFiles(
+      files.map((f, i) => ({ name: f.name, size: f.size, open: i === 0 ? () => first : () => openFile(i) })),
+      share.createdAt,
+    )
+    const answer = {
+      name: `pickup-${share.code}.zip`,
+      type: 'application/zip',
+      size: zip.size,
+      etag: '',
+      range: null,
+    }
+    if (head) {
+      zip.stream.destroy()
+      return { ...answer, stream: null, done: async () => {} }
+    }
+    let admission: Admission | null = null
+    try {
+      if (share.maxDownloads !== null) {
+        admission = await this.d.transfers.admit(
+          share,
+          { shareId: share.id, path: ARCHIVE_TRANSFER_PATH, receiver },
+          zip.size,
+          zip.size,
+        )
+        if (!admission) throw shareNotFound()
+      }
+      handFirst(await openFile(0))
+    } catch (err) {
+      zip.stream.destroy()
+      if (admission) await this.d.transfers.refund(share.id, admission)
+      throw readFailure(err)
+    }
+    let finished = false
+    return {
+      ...answer,
+      stream: zip.stream,
+      done: async (written) => {
+        if (finished || !admission) return
+        finished = true
+        if (written === 0) return this.d.transfers.refund(share.id, admission)
+        if (await this.d.transfers.finishWhole(share, admission, written)) await this.removeShare(share.id)
+      },
+    }
+  }
+
+  /** The share a download names by link token, or by code under the guessing limits. */
+  private async downloadableShare(by: { code: string } | { token: string }, address: string) {
+    const now = this.d.clock.now()
+    if ('token' in by) {
+      const share = await this.d.shares.findDownloadableByLinkToken(hashOf(by.token), now)
+      if (!share) throw shareNotFound()
+      return share
+    }
+    const ticket = await this.d.guard.admit(address, await this.d.settings.get())
+    let share: ShareRecord | null
+    try {
+      share = await this.d.shares.findDownloadableByCode(by.code, now)
+    } catch (err) {
+      await this.d.guard.succeeded(ticket)
+      throw err
+    }
+    if (!share) {
+      this.d.guard.failed(ticket)
+      throw shareNotFound()
+    }
+    await this.d.guard.succeeded(ticket)
+    return share
   }
 
   listShares(query: Omit<ShareListQuery, 'now'>) {
@@ -566,6 +654,17 @@ function checkDeclaredLength(claims: UploadClaims, declared: number): void {
       'size_mismatch',
       `Content-Length ${declared} is less than the ${claims.size} bytes the upload permission declared`,
     )
+}
+
+/**
+ * What a failure to open a file for reading answers: a store that is down (connection refused,
+ * timed out) is 503 with Retry-After, like any dependency; anything else it answered is 502.
+ */
+function readFailure(err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  const mapped = toApiError(err)
+  if (mapped.code === 'service_unavailable') return mapped
+  return new ApiError('storage_failed', 'the file could not be read from storage', undefined, { cause: err })
 }
 
 /** No downloads left: a counted share at zero (take answers 404; only open transfers go on). */

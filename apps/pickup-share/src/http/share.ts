@@ -12,6 +12,7 @@ import {
   ZFileName,
   ZMediaType,
 } from '../domain/filenames.ts'
+import type { OpenDownload } from '../domain/shares.ts'
 import { clientKey, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -64,6 +65,12 @@ export const ZDownloadQuery = z
   .strict()
   .refine(eitherCodeOrToken, EITHER_MESSAGE)
 
+/** Download all: the share by its code or link token, no path. */
+export const ZDownloadAllQuery = z
+  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional() })
+  .strict()
+  .refine(eitherCodeOrToken, EITHER_MESSAGE)
+
 export const ZCreateShareResponse = z.object({
   code: z.string(),
   /** The pickup link's token: shown once (only its hash is kept). */
@@ -75,6 +82,7 @@ export const ZCreateShareResponse = z.object({
 const shareSchemas = { body: ZCreateShare }
 const takeSchemas = { body: ZTake }
 const downloadSchemas = { query: ZDownloadQuery }
+const downloadAllSchemas = { query: ZDownloadAllQuery }
 
 export const shareOperations: OperationDoc[] = [
   {
@@ -150,6 +158,42 @@ export const shareOperations: OperationDoc[] = [
       429: { description: 'too many failed attempts (Retry-After)' },
     },
   },
+  {
+    method: 'get',
+    path: '/api/download-all',
+    operationId: 'downloadAll',
+    summary:
+      'Download every file of a share as one streamed ZIP (stored entries, ZIP64 when needed), counted as ONE download; given back when no byte was sent',
+    tags: ['public'],
+    request: downloadAllSchemas,
+    responses: {
+      200: {
+        description:
+          'the archive, as an attachment with its exact Content-Length (no ranges: Accept-Ranges: none)',
+        contentType: 'application/zip',
+        schema: z.string(),
+      },
+      404: { description: 'unknown code or link (share_not_found)' },
+      410: { description: 'the share is used up (share_used_up) or expired (share_expired)' },
+      429: { description: 'too many failed attempts (Retry-After)' },
+      502: { description: 'the first file could not be read from storage; nothing was counted' },
+      503: { description: 'a store cannot be reached; nothing was counted (Retry-After)' },
+    },
+  },
+  {
+    method: 'head',
+    path: '/api/download-all',
+    operationId: 'downloadAllHead',
+    summary: 'The headers the archive would get (its exact length); counts no download',
+    tags: ['public'],
+    request: downloadAllSchemas,
+    responses: {
+      200: { description: 'the headers of the archive' },
+      404: { description: 'unknown code or link' },
+      410: { description: 'used up or expired' },
+      429: { description: 'too many failed attempts (Retry-After)' },
+    },
+  },
 ]
 
 export function registerShare(app: Express, s: Services): void {
@@ -200,6 +244,29 @@ export function registerShare(app: Express, s: Services): void {
       'Cache-Control': 'no-store',
       ...(file.range ? { 'Content-Range': `bytes ${file.range.start}-${file.range.end}/${file.size}` } : {}),
     })
+    await sendBody(req, res, file)
+  }
+
+  app.head('/api/download-all', validate(downloadAllSchemas), (req, res) => downloadAll(req, res, true))
+  app.get('/api/download-all', validate(downloadAllSchemas), (req, res) => downloadAll(req, res, false))
+
+  async function downloadAll(req: Request, res: Response, head: boolean): Promise<void> {
+    const { query } = inputOf(downloadAllSchemas, req)
+    const by = query.token !== undefined ? { token: query.token } : { code: query.code! }
+    const zip = await s.shares.openZip(by, clientKey(req, s), head)
+    res.status(200).set({
+      'Accept-Ranges': 'none',
+      'Content-Type': 'application/zip',
+      'Content-Length': String(zip.size),
+      'Content-Disposition': attachmentHeader(zip.name),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    })
+    await sendBody(req, res, zip)
+  }
+
+  /** Streams an opened download and tells it, once the response ended, how many bytes left. */
+  async function sendBody(req: Request, res: Response, file: OpenDownload): Promise<void> {
     if (!file.stream) {
       res.end()
       return

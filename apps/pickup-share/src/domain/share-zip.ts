@@ -1,0 +1,72 @@
+import type { Readable } from 'node:stream'
+import { ZipFile } from 'yazl'
+import { downloadName } from './filenames.ts'
+
+/**
+ * The transfer key of a whole-share archive (download all). Share paths are `<random>/<name>`,
+ * so a path without a slash never meets a file's transfers.
+ */
+export const ARCHIVE_TRANSFER_PATH = '*archive'
+
+/** One file of the archive: its name in the share, its size, and how to open its bytes. */
+export interface ZipMember {
+  name: string
+  size: number
+  open: () => Promise<Readable>
+}
+
+export interface ShareZip {
+  /** The archive's bytes; files are opened one at a time as the archive reaches them. */
+  stream: Readable
+  /** The exact length of `stream` (stored entries with known sizes: yazl computes it up front). */
+  size: number
+}
+
+/**
+ * A ZIP of the given files, streamed: entries are stored (no compression, so the length is known
+ * before the first byte and becomes Content-Length; shared files are mostly compressed already),
+ * read lazily one after another with backpressure (constant memory, no temporary copy), ZIP64
+ * wherever an entry or the archive passes 4 GiB (yazl decides per entry and for the end record).
+ * A file that fails to open or to read ends the archive stream with that error.
+ */
+export async function zipOfFiles(members: ZipMember[], mtime: Date): Promise<ShareZip> {
+  const zip = new ZipFile()
+  const names = entryNames(members.map((m) => m.name))
+  const out = zip.outputStream as Readable
+  const fail = (err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err)))
+  zip.on('error', fail)
+  members.forEach((m, i) => {
+    zip.addReadStreamLazy(names[i]!, { size: m.size, compress: false, mtime, mode: 0o100644 }, (cb) => {
+      m.open().then(
+        (stream) => {
+          stream.once('error', fail)
+          cb(null, stream)
+        },
+        (err: unknown) => cb(err, undefined as unknown as NodeJS.ReadableStream),
+      )
+    })
+  })
+  const size = await new Promise<number>((resolve) => {
+    // @types/yazl declares the callback without its argument.
+    ;(zip.end as (o: object, cb: (size: number) => void) => void).call(zip, {}, resolve)
+  })
+  if (size < 0) throw new Error('the archive length could not be computed')
+  return { stream: out, size }
+}
+
+/**
+ * Names inside the archive: the shown download name (bidi marks removed), unique ignoring case
+ * (two files "a.txt" become "a.txt" and "a (2).txt"), so that unpacking never overwrites one.
+ */
+export function entryNames(names: string[]): string[] {
+  const taken = new Set<string>()
+  return names.map((raw) => {
+    const name = downloadName(raw)
+    const dot = name.lastIndexOf('.')
+    const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, '']
+    let candidate = name
+    for (let n = 2; taken.has(candidate.toLowerCase()); n++) candidate = `${stem} (${n})${ext}`
+    taken.add(candidate.toLowerCase())
+    return candidate
+  })
+}
