@@ -227,7 +227,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     uploadTtlSeconds: config.UPLOAD_TOKEN_TTL_SECONDS,
     orphanAfterHours: config.ORPHAN_AFTER_HOURS,
   })
-  removeShare = (id) => shares.removeShare(id)
+  removeShare = (id) => shares.removeShare(id, false) // an admin deleting a store's shares
   const cleanup = new Cleanup({
     shares: shareRepo,
     service: shares,

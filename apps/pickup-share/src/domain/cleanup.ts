@@ -45,6 +45,7 @@ export class Cleanup {
     const ids = await this.d.shares.findEnded(now, new Date(now.getTime() - 3_600_000))
     let removed = 0
     for (const id of ids) if (await this.d.service.removeShare(id)) removed++
+    await this.d.shares.forgetEnded(now)
     return removed
   }
 

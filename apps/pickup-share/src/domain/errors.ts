@@ -3,6 +3,8 @@ import { defineErrorCodes } from '@quartet/core/errors'
 /** pickup-share's domain error codes and their HTTP statuses (the one table, see core errors). */
 export const shareErrorStatus = defineErrorCodes({
   share_not_found: 404,
+  share_used_up: 410,
+  share_expired: 410,
   file_not_found: 404,
   store_unavailable: 400,
   upload_token_invalid: 401,

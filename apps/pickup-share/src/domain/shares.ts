@@ -377,19 +377,27 @@ export class ShareService {
    */
   private async checkCode(code: string, address: string, s: TSettings): Promise<ShareRecord> {
     const ticket = await this.d.guard.admit(address, s)
+    const now = this.d.clock.now()
     let share: ShareRecord | null
+    let end: ShareEnd | null = null
     try {
-      share = await this.d.shares.findLiveByCode(code, this.d.clock.now())
+      share = await this.d.shares.findLiveByCode(code, now)
+      if (!share || share.remaining === 0) end = await this.d.shares.endOf({ code }, now)
     } catch (err) {
       await this.d.guard.succeeded(ticket) // not looked at: no failure
       throw err
     }
-    if (!share || share.remaining === 0) {
-      this.d.guard.failed(ticket)
-      throw shareNotFound()
+    if (share && share.remaining !== 0) {
+      await this.d.guard.succeeded(ticket)
+      return share
     }
-    await this.d.guard.succeeded(ticket)
-    return share
+    // A code whose share is used up or expired is not a wrong guess: it spends nothing.
+    if (end) {
+      await this.d.guard.succeeded(ticket)
+      throw endedError(end)
+    }
+    this.d.guard.failed(ticket)
+    throw shareNotFound()
   }
 
   async take(code: string, address: string): Promise<{ manifest: Manifest; remaining: number | null }> {
@@ -408,17 +416,23 @@ export class ShareService {
   async openDownloadByLink(token: string, path: string, receiver: string, req: DownloadRequest = {}) {
     const share = await this.d.shares.findDownloadableByLinkToken(hashOf(token), this.d.clock.now())
     const file = share?.files.find((f) => f.pathname === path)
-    if (!share) throw shareNotFound()
+    if (!share) throw await this.endedOrNotFound({ linkTokenHash: hashOf(token) })
     if (!file) throw new ApiError('file_not_found', 'no such file in this share')
     if (isUsedUp(share) && !(await this.d.transfers.hasLive({ shareId: share.id, path, receiver })))
-      throw shareNotFound()
+      throw shareUsedUp()
     return this.serveFile(share, file, receiver, req)
   }
 
   private async shareOfLink(token: string): Promise<ShareRecord> {
     const share = await this.d.shares.findLiveByLinkToken(hashOf(token), this.d.clock.now())
-    if (!share || share.remaining === 0) throw shareNotFound()
+    if (!share || share.remaining === 0) throw await this.endedOrNotFound({ linkTokenHash: hashOf(token) })
     return share
+  }
+
+  /** The error for a code or link that opens no live share: used up, expired, or not found. */
+  private async endedOrNotFound(by: { code: string } | { linkTokenHash: string }): Promise<ApiError> {
+    const end = await this.d.shares.endOf(by, this.d.clock.now())
+    return end ? endedError(end) : shareNotFound()
   }
 
   /**
@@ -435,21 +449,27 @@ export class ShareService {
     const ticket = await this.d.guard.admit(address, s)
     let share: ShareRecord | null
     let resumable = true
+    let end: ShareEnd | null = null
+    const now = this.d.clock.now()
     try {
-      share = await this.d.shares.findDownloadableByCode(code, this.d.clock.now())
+      share = await this.d.shares.findDownloadableByCode(code, now)
       if (share && isUsedUp(share))
         resumable = await this.d.transfers.hasLive({ shareId: share.id, path, receiver: address })
+      if (!share) end = await this.d.shares.endOf({ code }, now)
     } catch (err) {
       await this.d.guard.succeeded(ticket)
       throw err
     }
     const file = share?.files.find((f) => f.pathname === path)
-    if (!share || !file || !resumable) {
+    // A code whose share is used up or expired is not a wrong guess: it spends nothing.
+    if (end || (share && file && !resumable)) {
+      await this.d.guard.succeeded(ticket)
+      throw end ? endedError(end) : shareUsedUp()
+    }
+    if (!share || !file) {
       // A wrong path counts too: with a right code it would tell a guesser the code exists.
       this.d.guard.failed(ticket)
-      throw share && resumable
-        ? new ApiError('file_not_found', 'no such file in this share')
-        : shareNotFound()
+      throw share ? new ApiError('file_not_found', 'no such file in this share') : shareNotFound()
     }
     await this.d.guard.succeeded(ticket)
     return this.serveFile(share, file, address, req)
@@ -494,7 +514,7 @@ export class ShareService {
         size,
         bytes,
       )
-      if (!admission) throw shareNotFound()
+      if (!admission) throw shareUsedUp()
     }
     let opened: { stream: Readable; size: number }
     try {
@@ -531,7 +551,7 @@ export class ShareService {
     head: boolean,
   ): Promise<OpenDownload> {
     const share = await this.downloadableShare(by, receiver)
-    if (isUsedUp(share)) throw shareNotFound()
+    if (isUsedUp(share)) throw shareUsedUp()
     const files = [...share.files]
     const drivers = await Promise.all(files.map((f) => this.d.instances.driver(f.storeInstance)))
     const openFile = async (i: number): Promise<Readable> => {
@@ -566,7 +586,7 @@ export class ShareService {
           zip.size,
           zip.size,
         )
-        if (!admission) throw shareNotFound()
+        if (!admission) throw shareUsedUp()
       }
       handFirst(await openFile(0))
     } catch (err) {
@@ -592,18 +612,24 @@ export class ShareService {
     const now = this.d.clock.now()
     if ('token' in by) {
       const share = await this.d.shares.findDownloadableByLinkToken(hashOf(by.token), now)
-      if (!share) throw shareNotFound()
+      if (!share) throw await this.endedOrNotFound({ linkTokenHash: hashOf(by.token) })
       return share
     }
     const ticket = await this.d.guard.admit(address, await this.d.settings.get())
     let share: ShareRecord | null
+    let end: ShareEnd | null = null
     try {
       share = await this.d.shares.findDownloadableByCode(by.code, now)
+      if (!share) end = await this.d.shares.endOf({ code: by.code }, now)
     } catch (err) {
       await this.d.guard.succeeded(ticket)
       throw err
     }
     if (!share) {
+      if (end) {
+        await this.d.guard.succeeded(ticket)
+        throw endedError(end)
+      }
       this.d.guard.failed(ticket)
       throw shareNotFound()
     }
@@ -616,8 +642,12 @@ export class ShareService {
   }
 
   /** Deletes a share, its rows and its files. Returns the share, or null when it was gone. */
-  async removeShare(id: string): Promise<ShareRecord | null> {
-    const share = await this.d.shares.delete(id)
+  async removeShare(id: string, remember = true): Promise<ShareRecord | null> {
+    const now = this.d.clock.now()
+    // A share that ended by itself (used up, expired) is remembered for a while: its code and
+    // link then say so instead of "no share" (README "Guessing pickup codes").
+    const ended = remember ? { now, forgetAt: new Date(now.getTime() + ENDED_SHARE_KEPT_MS) } : undefined
+    const share = await this.d.shares.delete(id, ended)
     if (!share) return null
     await this.d.gate.forget(id)
     for (const f of share.files) {
@@ -633,7 +663,7 @@ export class ShareService {
   async removeShareByCode(code: string): Promise<ShareRecord> {
     const share = await this.d.shares.findByCode(code)
     if (!share) throw new ApiError('share_not_found', `no share with code ${code}`)
-    await this.removeShare(share.id)
+    await this.removeShare(share.id, false)
     return share
   }
 }
@@ -670,8 +700,23 @@ function readFailure(err: unknown): ApiError {
 /** No downloads left: a counted share at zero (take answers 404; only open transfers go on). */
 const isUsedUp = (share: ShareRecord) => share.remaining === 0 || share.exhaustedAt !== null
 
-const shareNotFound = () =>
-  new ApiError('share_not_found', 'no share with this pickup code (unknown, expired or used up)')
+/** How long an ended share's code and link still say "used up" / "expired" (then: not found). */
+export const ENDED_SHARE_KEPT_MS = 30 * DAY_MS
+
+type ShareEnd = { reason: 'used_up' | 'expired'; expiresAt: Date }
+
+const shareUsedUp = () =>
+  new ApiError('share_used_up', 'the downloads of this share are used up', { reason: 'used_up' })
+
+const endedError = (end: ShareEnd) =>
+  end.reason === 'expired'
+    ? new ApiError('share_expired', `this share expired on ${end.expiresAt.toISOString()}`, {
+        reason: 'expired',
+        expiresAt: end.expiresAt.toISOString(),
+      })
+    : shareUsedUp()
+
+const shareNotFound = () => new ApiError('share_not_found', 'no share has this pickup code or link')
 
 function takeAnswer(share: ShareRecord): { manifest: Manifest; remaining: number | null } {
   return {

@@ -115,7 +115,11 @@ export const shareOperations: OperationDoc[] = [
     request: takeSchemas,
     responses: {
       200: { description: 'the manifest', schema: ZTakeResponse },
-      404: { description: 'unknown, expired or used up (share_not_found)' },
+      404: { description: 'unknown code or link (share_not_found)' },
+      410: {
+        description:
+          'the share is used up (share_used_up) or expired (share_expired, details.expiresAt); not a wrong guess',
+      },
       429: { description: 'too many failed attempts (Retry-After)' },
     },
   },
@@ -138,7 +142,8 @@ export const shareOperations: OperationDoc[] = [
         contentType: 'application/octet-stream',
         schema: z.string(),
       },
-      404: { description: 'unknown code, used up, or a path not in the share' },
+      404: { description: 'unknown code, or a path not in the share' },
+      410: { description: 'used up (share_used_up) or expired (share_expired)' },
       416: { description: 'the range lies outside the file (Content-Range: bytes */size); counts nothing' },
       429: { description: 'too many failed attempts (Retry-After)' },
     },

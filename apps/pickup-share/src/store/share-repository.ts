@@ -314,15 +314,64 @@ export class ShareRepository {
     })
   }
 
-  /** Deletes the share (files rows cascade) and its issued uploads; returns what was deleted. */
-  async delete(id: string): Promise<ShareRecord | null> {
+  /**
+   * Deletes the share (files rows cascade) and its issued uploads; returns what was deleted.
+   * With `ended`, a share that is used up or expired at `ended.now` leaves an ended_share row
+   * until `ended.forgetAt`, in the same transaction (admin deletions leave none).
+   */
+  async delete(id: string, ended?: { now: Date; forgetAt: Date }): Promise<ShareRecord | null> {
     const row = await this.db.share.findUnique({ where: { id }, include: shareInclude })
     if (!row) return null
+    const share = toShare(row)
+    const reason = ended ? endReason(share, ended.now) : null
     // Whoever deletes the row owns the clean-up; a concurrent caller sees count 0.
-    const { count } = await this.db.share.deleteMany({ where: { id } })
+    const count = await this.db.$transaction(async (tx) => {
+      const { count } = await tx.share.deleteMany({ where: { id } })
+      if (count === 1 && reason && ended)
+        await tx.endedShare.create({
+          data: {
+            shareId: id,
+            code: row.code,
+            linkTokenHash: row.linkTokenHash,
+            reason,
+            expiresAt: row.expiresAt,
+            endedAt: ended.now,
+            forgetAt: ended.forgetAt,
+          },
+        })
+      return count
+    })
     if (count === 0) return null
     await this.db.issuedUpload.deleteMany({ where: { shareId: id } })
-    return toShare(row)
+    return share
+  }
+
+  /**
+   * Why a code or a link opens nothing any more: its share is still there but used up or
+   * expired, or it ended and was removed (ended_share, until forgotten). Null: no share had it.
+   * A live share with the same code (codes are unique among live shares only) wins elsewhere.
+   */
+  async endOf(
+    by: { code: string } | { linkTokenHash: string },
+    now: Date,
+  ): Promise<{ reason: 'used_up' | 'expired'; expiresAt: Date } | null> {
+    const rows = await this.db.share.findMany({ where: by, include: shareInclude, take: 1 })
+    if (rows[0]) {
+      const share = toShare(rows[0])
+      const reason = endReason(share, now)
+      return reason ? { reason, expiresAt: share.expiresAt } : null
+    }
+    const ended = await this.db.endedShare.findFirst({
+      where: { ...by, forgetAt: { gt: now } },
+      orderBy: { endedAt: 'desc' },
+    })
+    if (!ended) return null
+    return { reason: ended.reason === 'expired' ? 'expired' : 'used_up', expiresAt: ended.expiresAt }
+  }
+
+  /** Forgets ended shares past their time; returns how many. */
+  async forgetEnded(now: Date): Promise<number> {
+    return (await this.db.endedShare.deleteMany({ where: { forgetAt: { lte: now } } })).count
   }
 
   /**
@@ -519,4 +568,11 @@ export class ShareRepository {
       total,
     }
   }
+}
+
+/** Why a share opens nothing any more at `now`, or null while it is live. Expiry wins. */
+function endReason(share: ShareRecord, now: Date): 'used_up' | 'expired' | null {
+  if (share.expiresAt.getTime() <= now.getTime()) return 'expired'
+  if (share.remaining === 0 || share.exhaustedAt !== null) return 'used_up'
+  return null
 }

@@ -268,7 +268,7 @@ describe('admin: shares', () => {
     const { file } = await uploadFile(h, { name: 'exp.txt', data: Buffer.from('exp') })
     const { code } = (await api(h, 'POST', '/api/share', { files: [file], expireDays: 1 })).body
     clock.advance(2 * 86_400_000)
-    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(410)
     const result = await h.services.cleanup.sweep()
     expect(result.endedShares).toBeGreaterThanOrEqual(1)
     expect(await deps.db.share.findUnique({ where: { code } })).toBeNull()
@@ -281,7 +281,7 @@ describe('admin: shares', () => {
     const share = await deps.db.share.findUniqueOrThrow({ where: { code } })
     // A reservation whose stream died with its process: never finished.
     expect(await h.services.gate.reserve(share.id, share.expiresAt)).toEqual({ left: 0, tracked: true })
-    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(410)
     await h.services.cleanup.sweep()
     expect(await deps.db.share.findUnique({ where: { code } })).not.toBeNull()
     clock.advance(2 * 3_600_000)

@@ -77,14 +77,14 @@ describe('blob store: upload → share → take → download', () => {
     expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).body.remaining).toBe(1)
   })
 
-  it('when the last download ends, then take gives 404 and the files are deleted', async () => {
+  it('when the last download ends, then take gives 410 (used up) and the files are deleted', async () => {
     const { file } = await uploadFile(h, { name: 'once.bin', data: randomBytes(1000) })
     const { body } = await shareOf([file], { maxDownloads: 1 })
     expect((await download(body.code, file.pathname)).status).toBe(200)
     const taken = await api(h, 'POST', '/api/take', { code: body.code })
-    expect(taken.status).toBe(404)
-    expect(taken.body.error.code).toBe('share_not_found')
-    expect((await download(body.code, file.pathname)).status).toBe(404)
+    expect(taken.status).toBe(410)
+    expect(taken.body.error.code).toBe('share_used_up')
+    expect((await download(body.code, file.pathname)).status).toBe(410)
     for (let i = 0; i < 50 && existsSync(path.join(h.config.BLOB_DIR, file.pathname)); i++)
       await new Promise((r) => setTimeout(r, 20))
     expect(existsSync(path.join(h.config.BLOB_DIR, file.pathname))).toBe(false)
@@ -122,7 +122,7 @@ describe('download counting', () => {
     return Promise.all(all)
   }
 
-  it('when 30 downloads race on maxDownloads 3, then exactly 3 complete bodies are sent and the rest get 404', async () => {
+  it('when 30 downloads race on maxDownloads 3, then exactly 3 complete bodies are sent and the rest get 410 (used up)', async () => {
     const s = await countedShare(3)
     const results = await burst(s.code, s.file.pathname, 30)
     const ok = results.filter((r) => r.status === 200)
@@ -132,9 +132,9 @@ describe('download counting', () => {
       results
         .filter((r) => r.status !== 200)
         .map((r) => `${r.status} ${r.body.toString()}`)
-        .filter((t) => !t.startsWith('404')),
+        .filter((t) => !t.startsWith('410')),
     ).toEqual([])
-    expect(results.filter((r) => r.status === 404)).toHaveLength(27)
+    expect(results.filter((r) => r.status === 410)).toHaveLength(27)
   })
 
   it('when the kv loses its counters between downloads, then it is re-seeded from Postgres, not reset to the maximum', async () => {

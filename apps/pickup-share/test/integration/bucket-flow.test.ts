@@ -71,7 +71,7 @@ describe('bucket store (S3 protocol, s3rver)', () => {
     expect(res.headers.get('content-type')).toBe('image/jpeg')
     expect(res.headers.get('location')).toBeNull()
     expect(sha(await res.arrayBuffer())).toBe(sha(data))
-    expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).status).toBe(410)
   })
 
   it('when a POST policy is issued, then it pins the exact key and a content-length-range of exactly the declared size', async () => {
@@ -151,7 +151,7 @@ describe('bucket store (S3 protocol, s3rver)', () => {
       }),
     )
     expect(sha(Buffer.concat(parts))).toBe(sha(data))
-    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(410)
   })
 
   it('when the object is missing in the bucket, then 404 and the download is refunded', async () => {

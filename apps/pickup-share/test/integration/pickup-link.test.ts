@@ -55,8 +55,8 @@ describe('the pickup link', () => {
     expect((await api(h, 'POST', '/api/take', { code })).body.remaining).toBe(1)
     expect((await download({ code, path: file.pathname })).status).toBe(200)
     // Used up, by either way.
-    expect((await api(h, 'POST', '/api/take', { token })).status).toBe(404)
-    expect((await download({ token, path: file.pathname })).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { token })).status).toBe(410)
+    expect((await download({ token, path: file.pathname })).status).toBe(410)
   })
 
   it('when a share is picked up by code and by link, then neither the code nor the token is in any log line', async () => {

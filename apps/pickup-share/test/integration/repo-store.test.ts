@@ -270,7 +270,7 @@ describe('repo store against a real git server (git http-backend on loopback)', 
     expect(rest.status).toBe(206)
     expect(rest.headers.get('content-range')).toBe('bytes 100000-199999/200000')
     expect(Buffer.from(await rest.arrayBuffer()).equals(data.subarray(100_000))).toBe(true)
-    expect((await call('POST', '/api/take', { code: shared.body.code })).status).toBe(404)
+    expect((await call('POST', '/api/take', { code: shared.body.code })).status).toBe(410)
   })
 
   it('when a share is deleted, then its file leaves the branch tip', async () => {

@@ -83,10 +83,10 @@ describe.each<[string, KvMode]>([
     const ok = answers.filter((a) => a.status === 200)
     expect(ok).toHaveLength(3)
     for (const a of ok) expect(a.body.equals(data)).toBe(true)
-    expect(answers.filter((a) => a.status === 404)).toHaveLength(9)
+    expect(answers.filter((a) => a.status === 410)).toHaveLength(9)
     expect(ms).toBeLessThan(4000)
     expect(await remainingInPostgres(code)).toBe(0)
-    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { code })).status).toBe(410)
   })
 
   it('then the guessing limit still refuses an address past its budget (counted in this process)', async () => {
@@ -149,7 +149,7 @@ describe.each<[string, KvMode]>([
     await sleep(DEADLINE.pauseMs + 50)
     const statuses = []
     for (let i = 0; i < 3; i++) statuses.push((await download({ code, path: file.pathname })).status)
-    expect(statuses).toEqual([200, 404, 404])
+    expect(statuses).toEqual([200, 410, 410])
     // Used up (and removed once its last tracked stream ended).
     expect([0, undefined]).toContain(await remainingInPostgres(code))
     await adminLogin(h)
@@ -166,6 +166,6 @@ describe('when kv is unavailable while a refund happens', () => {
     )
     // The kv counter says 0 (as after a refund that could not reset it), Postgres says 1.
     expect((await download({ code, path: file.pathname })).status).toBe(200)
-    expect((await download({ code, path: file.pathname })).status).toBe(404)
+    expect((await download({ code, path: file.pathname })).status).toBe(410)
   })
 })
