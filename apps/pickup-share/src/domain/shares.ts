@@ -118,6 +118,15 @@ export class ShareService {
     return this.d.authCodes.check(code, needs)
   }
 
+  /**
+   * The send page's check before the first byte: whether `code` grants what the share will ask
+   * (unlimited downloads and/or no size limit) now. Consumes nothing; the share still decides.
+   */
+  async checkUnlimited(code: string | undefined, needs: Array<'downloads' | 'size'>) {
+    const record = await this.requireUnlimited(await this.d.settings.get(), code, needs)
+    return { scope: record.scope, expiresAt: record.expiresAt }
+  }
+
   async requestUpload(req: UploadRequest): Promise<UploadGrant> {
     const s = await this.d.settings.get()
     let maxBytes: number | null = s.maxFileSizeBytes
@@ -500,11 +509,13 @@ export class ShareService {
       range = asked
     }
     const head = { name: file.name, type: file.type, size, etag, range }
-    if (req.head) return { ...head, stream: null, done: async () => {} }
-
     const driver = await this.d.instances.driver(file.storeInstance)
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
+    if (req.head) {
+      await storePreflight(driver, file.pathname)
+      return { ...head, stream: null, done: async () => {} }
+    }
     const bytes = range ? range.end - range.start + 1 : size
     let admission: Admission | null = null
     if (share.maxDownloads !== null) {
@@ -575,6 +586,12 @@ export class ShareService {
     }
     if (head) {
       zip.stream.destroy()
+      for (const [i, f] of files.entries()) {
+        const driver = drivers[i]
+        if (!driver)
+          throw new ApiError('storage_failed', `storage instance ${f.storeInstance} is not configured`)
+        await storePreflight(driver, f.pathname)
+      }
       return { ...answer, stream: null, done: async () => {} }
     }
     let admission: Admission | null = null
@@ -684,6 +701,20 @@ function checkDeclaredLength(claims: UploadClaims, declared: number): void {
       'size_mismatch',
       `Content-Length ${declared} is less than the ${claims.size} bytes the upload permission declared`,
     )
+}
+
+/**
+ * A HEAD's look at the store (one stat): the page asks it before handing a download to the
+ * browser, so a file the store lost or a store that is down is reported, not a 0-byte download.
+ */
+async function storePreflight(driver: StorageDriver, pathname: string): Promise<void> {
+  let info
+  try {
+    info = await driver.stat(pathname)
+  } catch (err) {
+    throw readFailure(err)
+  }
+  if (!info) throw new ApiError('storage_failed', 'the file is missing from storage')
 }
 
 /**

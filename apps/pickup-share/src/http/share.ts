@@ -79,6 +79,22 @@ export const ZCreateShareResponse = z.object({
   link: z.string(),
 })
 
+/** The send page's check of an authorization code before any byte is uploaded. */
+export const ZCheckAuthCode = z
+  .object({
+    authCode: z.string().max(200),
+    unlimitedDownloads: z.boolean().optional(),
+    limitSize: z.boolean().optional(),
+  })
+  .strict()
+  .refine((v) => v.unlimitedDownloads || v.limitSize, 'ask for unlimitedDownloads and/or limitSize')
+export const ZCheckAuthCodeResponse = z.object({
+  ok: z.literal(true),
+  scope: z.string(),
+  expiresAt: z.string(),
+})
+const checkAuthCodeSchemas = { body: ZCheckAuthCode }
+
 const shareSchemas = { body: ZCreateShare }
 const takeSchemas = { body: ZTake }
 const downloadSchemas = { query: ZDownloadQuery }
@@ -103,6 +119,23 @@ export const shareOperations: OperationDoc[] = [
       },
       409: { description: 'a file is already part of a share' },
       413: { description: 'an uploaded file is larger than allowed' },
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/auth-code/check',
+    operationId: 'checkAuthCode',
+    summary:
+      'Whether an authorization code grants unlimited downloads and/or no size limit now (the send page asks before uploading); consumes nothing',
+    tags: ['public'],
+    request: checkAuthCodeSchemas,
+    responses: {
+      200: { description: 'the code is usable for what was asked', schema: ZCheckAuthCodeResponse },
+      400: { description: 'invalid request' },
+      403: {
+        description:
+          'unlimited_disabled, auth_code_missing, auth_code_invalid, auth_code_used, auth_code_expired, auth_code_revoked or auth_code_scope',
+      },
     },
   },
   {
@@ -207,6 +240,15 @@ export function registerShare(app: Express, s: Services): void {
     const { code, token } = await s.shares.createShare(body)
     const link = `${req.protocol}://${req.get('host')}/pickup#${token}`
     res.set('Cache-Control', 'no-store').json({ code, token, link })
+  })
+
+  app.post('/api/auth-code/check', validate(checkAuthCodeSchemas), async (req, res) => {
+    const { body } = inputOf(checkAuthCodeSchemas, req)
+    const needs: Array<'downloads' | 'size'> = []
+    if (body.unlimitedDownloads) needs.push('downloads')
+    if (body.limitSize) needs.push('size')
+    const { scope, expiresAt } = await s.shares.checkUnlimited(body.authCode, needs)
+    res.set('Cache-Control', 'no-store').json({ ok: true, scope, expiresAt: expiresAt.toISOString() })
   })
 
   app.post('/api/take', validate(takeSchemas), async (req, res) => {
