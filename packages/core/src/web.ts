@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import express, { type Express, type Request, type RequestHandler } from 'express'
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express'
 import { ApiError } from './errors.ts'
 import type { HttpAppOptions } from './http.ts'
 
@@ -88,6 +88,45 @@ export function findWebRoot(candidates: string[]): string | undefined {
   return candidates.find((dir) => existsSync(path.join(dir, 'index.html')))
 }
 
+/** Encodings the build writes beside each text asset (web-pages' vite config), best first. */
+const PRECOMPRESSED = [
+  { encoding: 'br', ext: '.br' },
+  { encoding: 'gzip', ext: '.gz' },
+] as const
+
+/** Whether an Accept-Encoding header takes `encoding` (present, and not with q=0). */
+export function acceptsEncoding(header: string | undefined, encoding: string): boolean {
+  for (const part of (header ?? '').split(',')) {
+    const [name, ...params] = part.trim().split(';')
+    if (name?.trim().toLowerCase() !== encoding) continue
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='))
+    return q === undefined || Number(q.slice(2)) > 0
+  }
+  return false
+}
+
+/**
+ * Sends `file` as its precompressed `.br` or `.gz` copy when the client takes that encoding and
+ * the build wrote one; true when it did. Always marks the answer `Vary: Accept-Encoding`.
+ */
+function sendPrecompressed(
+  req: Request,
+  res: Response,
+  file: string,
+  options: { cacheControl: string; lastModified?: boolean },
+): boolean {
+  res.vary('Accept-Encoding')
+  for (const { encoding, ext } of PRECOMPRESSED) {
+    if (!acceptsEncoding(req.get('accept-encoding'), encoding) || !existsSync(file + ext)) continue
+    res
+      .set({ 'Content-Encoding': encoding, 'Cache-Control': options.cacheControl })
+      .type(path.extname(file))
+      .sendFile(file + ext, { acceptRanges: false, lastModified: options.lastModified ?? true })
+    return true
+  }
+  return false
+}
+
 const HTML_CACHE = 'no-cache'
 const ASSET_CACHE = 'public, max-age=31536000, immutable'
 
@@ -99,12 +138,33 @@ const ASSET_CACHE = 'public, max-age=31536000, immutable'
  */
 export function serveWebBuild(
   app: Express,
-  options: { webRoot: () => string | undefined; pages: readonly string[]; buildHint: string },
+  options: {
+    webRoot: () => string | undefined
+    pages: readonly string[]
+    buildHint: string
+    /**
+     * Unknown page paths (a GET or HEAD asking for HTML, outside `apiPrefix`) answer 404 with the
+     * one HTML document, whose script shows the not-found page; API paths keep their envelope.
+     */
+    notFoundPage?: { apiPrefix: string }
+  },
 ): void {
   const statics = new Map<string, ReturnType<typeof express.static>>()
   app.use('/assets', (req, res, next) => {
     const root = options.webRoot()
     if (!root) return next()
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      // Hashed names: a path that leaves the folder is simply not found.
+      let name: string | null = null
+      try {
+        name = decodeURIComponent(req.path)
+      } catch {
+        // not a name of ours: express.static answers it
+      }
+      const file = name === null ? null : path.join(root, 'assets', path.normalize(name))
+      if (file?.startsWith(path.join(root, 'assets') + path.sep) && existsSync(file))
+        if (sendPrecompressed(req, res, file, { cacheControl: ASSET_CACHE })) return
+    }
     let serve = statics.get(root)
     if (!serve) {
       serve = express.static(path.join(root, 'assets'), {
@@ -118,21 +178,22 @@ export function serveWebBuild(
     return serve(req, res, next)
   })
 
-  for (const page of options.pages)
-    app.get(page, (_req, res) => {
-      const root = options.webRoot()
-      if (!root) {
-        res
-          .status(503)
-          .set('Cache-Control', 'no-store')
-          .type('text/plain')
-          .send(`The web pages are not built: run \`${options.buildHint}\`.\n`)
-        return
-      }
+  const sendPage = (req: Request, res: Response, status: number) => {
+    const root = options.webRoot()
+    if (!root) {
       res
-        .set('Cache-Control', HTML_CACHE)
-        .sendFile(path.join(root, 'index.html'), { lastModified: true, acceptRanges: false })
-    })
+        .status(503)
+        .set('Cache-Control', 'no-store')
+        .type('text/plain')
+        .send(`The web pages are not built: run \`${options.buildHint}\`.\n`)
+      return
+    }
+    const index = path.join(root, 'index.html')
+    res.status(status)
+    if (sendPrecompressed(req, res, index, { cacheControl: HTML_CACHE })) return
+    res.set('Cache-Control', HTML_CACHE).sendFile(index, { lastModified: true, acceptRanges: false })
+  }
+  for (const page of options.pages) app.get(page, (req, res) => sendPage(req, res, 200))
 
   app.get('/favicon.svg', (_req, res, next) => {
     const root = options.webRoot()
@@ -141,4 +202,17 @@ export function serveWebBuild(
       .set('Cache-Control', 'public, max-age=86400')
       .sendFile(path.join(root, 'favicon.svg'), { acceptRanges: false })
   })
+
+  const notFound = options.notFoundPage
+  if (notFound)
+    app.use((req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next()
+      if (
+        req.path.startsWith(notFound.apiPrefix) ||
+        !req.accepts('html') ||
+        req.accepts(['json', 'html']) === 'json'
+      )
+        return next()
+      sendPage(req, res, 404)
+    })
 }

@@ -76,5 +76,7 @@ export function registerWeb(app: Express, s: Services): void {
     webRoot,
     pages: PAGE_PATHS,
     buildHint: 'pnpm --filter @quartet/pickup-share build',
+    // A mistyped page address gets the site's own 404 page, not raw JSON (issue 20 item 6).
+    notFoundPage: { apiPrefix: '/api/' },
   })
 }

@@ -108,6 +108,10 @@ export const createShare = (input: {
   authCode?: string
 }) => request<{ code: string; token: string; link: string }>('POST', '/api/share', input)
 
+/** Whether an authorization code grants what the share will ask, before any byte is uploaded. */
+export const checkAuthCode = (input: { authCode: string; unlimitedDownloads: boolean; limitSize: boolean }) =>
+  request<{ ok: true; scope: string; expiresAt: string }>('POST', '/api/auth-code/check', input)
+
 /** How a share is opened: the typed code (guessing limits apply) or the pickup link's token. */
 export type Access = { code: string } | { token: string }
 

@@ -1,15 +1,32 @@
-import { render } from 'preact'
+import { type ComponentType, render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { AdminPage } from './admin.tsx'
 import { initialLang, type Lang, LANGS, setLang, t } from './i18n.ts'
+import { NotFoundPage } from './not-found.tsx'
 import { PickupPage } from './pickup.tsx'
 import { SendPage } from './send.tsx'
 import '@quartet/web-pages/style.css'
 
-type Page = 'send' | 'pickup' | 'admin'
+type Page = 'send' | 'pickup' | 'admin' | 'notFound'
 
-const pageOf = (path: string): Page =>
-  path.startsWith('/pickup') ? 'pickup' : path.startsWith('/admin') ? 'admin' : 'send'
+/** The page a path names; any other path is the 404 page (the server answers it with 404). */
+const pageOf = (path: string): Page => {
+  const p = path.replace(/\/+$/, '') || '/'
+  return p === '/' ? 'send' : p === '/pickup' ? 'pickup' : p === '/admin' ? 'admin' : 'notFound'
+}
+
+/** The admin area is its own chunk, loaded only on /admin (senders and receivers never fetch it). */
+function LazyAdmin() {
+  const [Admin, setAdmin] = useState<ComponentType | null>(null)
+  const [failed, setFailed] = useState(false)
+  useEffect(() => {
+    import('./admin.tsx').then(
+      (m) => setAdmin(() => m.AdminPage),
+      () => setFailed(true),
+    )
+  }, [])
+  if (failed) return <p role="alert">{t('common.network')}</p>
+  return Admin ? <Admin /> : <p aria-busy="true">{t('common.loading')}</p>
+}
 
 const NAV: Array<{ page: Page; href: string; key: 'nav.send' | 'nav.pickup' | 'nav.admin' }> = [
   { page: 'send', href: '/', key: 'nav.send' },
@@ -24,7 +41,14 @@ function App() {
     return l
   })
   const page = pageOf(location.pathname)
-  const title = page === 'send' ? t('send.title') : page === 'pickup' ? t('pickup.title') : t('admin.title')
+  const title =
+    page === 'send'
+      ? t('send.title')
+      : page === 'pickup'
+        ? t('pickup.title')
+        : page === 'admin'
+          ? t('admin.title')
+          : t('notFound.title')
 
   useEffect(() => {
     document.title = `${title} · ${t('app.name')}`
@@ -75,7 +99,15 @@ function App() {
         </label>
       </header>
       <main id="main" tabIndex={-1}>
-        {page === 'send' ? <SendPage /> : page === 'pickup' ? <PickupPage /> : <AdminPage />}
+        {page === 'send' ? (
+          <SendPage />
+        ) : page === 'pickup' ? (
+          <PickupPage />
+        ) : page === 'admin' ? (
+          <LazyAdmin />
+        ) : (
+          <NotFoundPage />
+        )}
       </main>
     </>
   )

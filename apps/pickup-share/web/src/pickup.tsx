@@ -1,9 +1,15 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { type Access, ApiFailure, downloadUrl, LINK_TOKEN, type Manifest, siteInfo, take } from './api.ts'
+import { downloadAllUrl, handOff, preflight } from './download.ts'
 import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
 import { Alert, describeFailure } from './ui.tsx'
 
-type Problem = { kind: 'format' | 'notFound' | 'rateLimited' | 'exhausted' | 'other'; text: string }
+type Problem = {
+  kind: 'format' | 'notFound' | 'rateLimited' | 'exhausted' | 'expired' | 'other'
+  text: string
+}
+/** How long after handing a download to the browser the page asks for the new count. */
+const REFRESH_AFTER_MS = 1000
 
 export function PickupPage() {
   // A pickup link carries its token in the fragment (/pickup#<token>); older links a code (?code=).
@@ -85,12 +91,55 @@ export function PickupPage() {
     }
   }
 
-  const downloaded = () => {
-    // One download is counted per click; the server has the last word, the page shows what's left.
-    if (!share || share.remaining === null) return
-    const remaining = Math.max(0, share.remaining - 1)
-    setShare({ ...share, remaining })
-    if (remaining === 0) setProblem({ kind: 'exhausted', text: t('pickup.exhausted') })
+  // The download under way (its key), so that a second click while one starts does nothing.
+  const running = useRef<string | null>(null)
+  const [starting, setStarting] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+
+  /**
+   * A download the person can trust: checked first (HEAD: used up, expired, storage failure are
+   * said on the page, nothing is spent), then handed to the browser, then the count is asked
+   * again from the server. A click while one is starting does nothing.
+   */
+  async function download(key: string, url: string, name: string) {
+    if (!share || running.current) return
+    running.current = key
+    setStarting(key)
+    setProblem(null)
+    setNotice(null)
+    try {
+      await preflight(url, share.access)
+      handOff(url, name)
+      setNotice(t('pickup.started', { name }))
+      await new Promise((resolve) => setTimeout(resolve, REFRESH_AFTER_MS))
+      await refresh()
+    } catch (err) {
+      const p = problemOf(err, length, 'token' in share.access)
+      setProblem(
+        p.kind === 'other'
+          ? { kind: 'other', text: t('pickup.downloadFailed', { name, reason: p.text }) }
+          : p,
+      )
+      if (p.kind === 'exhausted') setShare((old) => old && { ...old, remaining: 0 })
+    } finally {
+      running.current = null
+      setStarting(null)
+    }
+  }
+
+  /** The downloads left, from the server (it has the last word). */
+  async function refresh() {
+    if (!share) return
+    try {
+      const answer = await take(share.access)
+      setShare((old) => old && { ...old, remaining: answer.remaining })
+    } catch (err) {
+      const p = problemOf(err, length, 'token' in share.access)
+      if (p.kind === 'exhausted') {
+        setShare((old) => old && { ...old, remaining: 0 })
+        setProblem({ kind: 'exhausted', text: t('pickup.exhausted') })
+      } else setProblem(p)
+    }
   }
 
   if (share) {
@@ -115,6 +164,32 @@ export function PickupPage() {
             {problem.text}
           </Alert>
         )}
+        {notice && !problem && (
+          <Alert kind="ok" testId="pickup-notice">
+            {notice}
+          </Alert>
+        )}
+        <p class="muted small" data-testid="count-rule">
+          {t('pickup.countRule')}
+        </p>
+        {!exhausted && share.manifest.files.length > 1 && (
+          <p>
+            <a
+              class="button"
+              href={downloadAllUrl(share.access)}
+              download={`pickup-${share.manifest.code}.zip`}
+              aria-label={t('pickup.downloadAllName', { count: share.manifest.files.length })}
+              aria-disabled={starting !== null ? true : undefined}
+              onClick={(e) => {
+                e.preventDefault()
+                void download('*all', downloadAllUrl(share.access), `pickup-${share.manifest.code}.zip`)
+              }}
+              data-testid="download-all"
+            >
+              {starting === '*all' ? t('pickup.starting') : t('pickup.downloadAll')}
+            </a>
+          </p>
+        )}
         <h2>{t('pickup.files')}</h2>
         <ul class="files card" data-testid="manifest">
           {share.manifest.files.map((f) => (
@@ -129,10 +204,14 @@ export function PickupPage() {
                   href={downloadUrl(share.access, f.path)}
                   download={f.name}
                   aria-label={t('pickup.downloadName', { name: f.name })}
-                  onClick={downloaded}
+                  aria-disabled={starting !== null ? true : undefined}
+                  onClick={(e) => {
+                    e.preventDefault()
+                    void download(f.path, downloadUrl(share.access, f.path), f.name)
+                  }}
                   data-testid="download"
                 >
-                  {t('pickup.download')}
+                  {starting === f.path ? t('pickup.starting') : t('pickup.download')}
                 </a>
               )}
             </li>
@@ -212,6 +291,13 @@ function problemOf(err: unknown, length: number, byLink = false): Problem {
   if (err instanceof ApiFailure) {
     if (err.code === 'share_not_found')
       return { kind: 'notFound', text: t(byLink ? 'pickup.linkNotFound' : 'pickup.notFound') }
+    // Used up and expired are not wrong codes: they say so (and spend no guessing budget).
+    if (err.code === 'share_used_up') return { kind: 'exhausted', text: t('pickup.usedUp') }
+    if (err.code === 'share_expired')
+      return {
+        kind: 'expired',
+        text: t('pickup.expired', { date: formatDate(String(err.details.expiresAt ?? '')) }),
+      }
     if (err.code === 'rate_limit_exceeded')
       return {
         kind: 'rateLimited',

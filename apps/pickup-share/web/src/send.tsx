@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import {
   ApiFailure,
+  checkAuthCode,
   createShare,
   pickupLink,
   requestUpload,
@@ -10,8 +11,22 @@ import {
   uploadWithProgress,
 } from './api.ts'
 import { formatBytes, formatDate, formatDuration, t } from './i18n.ts'
-import { findResumable, forgetResumable, sendResumable } from './resumable.ts'
-import { Alert, CopyButton, describeFailure, QrCode } from './ui.tsx'
+import { Alert, CopyButton, describeFailure } from './ui.tsx'
+import type { ComponentType } from 'preact'
+
+/**
+ * tus-js-client (resumable uploads) and the QR code are loaded when first needed: a file is
+ * chosen, a share is made. The script of the first view stays small (README "Web pages").
+ */
+const resumable = () => import('./resumable.ts')
+
+function LazyQrCode(props: { text: string; label: string }) {
+  const [Qr, setQr] = useState<ComponentType<{ text: string; label: string }> | null>(null)
+  useEffect(() => {
+    void import('./qr.tsx').then((m) => setQr(() => m.QrCode))
+  }, [])
+  return Qr ? <Qr {...props} /> : null
+}
 
 interface Item {
   id: number
@@ -69,12 +84,26 @@ export function SendPage() {
   const [unlimitedDownloads, setUnlimitedDownloads] = useState(false)
   const [noSizeLimit, setNoSizeLimit] = useState(false)
   const [authCode, setAuthCode] = useState('')
-  const [phase, setPhase] = useState<'edit' | 'uploading' | 'sharing'>('edit')
+  const [phase, setPhase] = useState<'edit' | 'checking' | 'uploading' | 'sharing'>('edit')
   const [error, setError] = useState<string | null>(null)
   const [result, setResult] = useState<Result | null>(null)
   const [dragging, setDragging] = useState(false)
   const input = useRef<HTMLInputElement>(null)
   const resultHeading = useRef<HTMLHeadingElement>(null)
+  /** Set by "Cancel all": the queue stops and every running upload is aborted. */
+  const cancelAll = useRef<AbortController | null>(null)
+
+  // Leaving the page while bytes are in flight loses the upload (it can be resumed, but the
+  // person may not know): the browser asks first.
+  useEffect(() => {
+    if (phase !== 'uploading') return
+    const warn = (e: BeforeUnloadEvent) => {
+      e.preventDefault()
+      e.returnValue = ''
+    }
+    addEventListener('beforeunload', warn)
+    return () => removeEventListener('beforeunload', warn)
+  }, [phase])
 
   useEffect(() => {
     siteInfo()
@@ -101,7 +130,9 @@ export function SendPage() {
     setError(null)
     // Files a previous visit began to upload (reload, crash, lost connection) say they will resume.
     for (const it of added)
-      void findResumable(it.file, store).then((r) => r && update(it.id, { resumes: true }))
+      void resumable()
+        .then((m) => m.findResumable(it.file, store))
+        .then((r) => r && update(it.id, { resumes: true }))
   }
   const update = (id: number, patch: Partial<Item>) =>
     setItems((old) => old.map((it) => (it.id === id ? { ...it, ...patch } : it)))
@@ -128,7 +159,24 @@ export function SendPage() {
         t('send.tooLarge', { name: tooLarge.file.name, max: formatBytes(site.maxFileSizeBytes) }),
       )
 
+    if (unlimited) {
+      // The authorization code is checked before the first byte (it is used up only by the share).
+      setPhase('checking')
+      try {
+        await checkAuthCode({
+          authCode: authCode.trim(),
+          unlimitedDownloads,
+          limitSize: noSizeLimit,
+        })
+      } catch (err) {
+        setPhase('edit')
+        return setError(describeFailure(err))
+      }
+    }
+
     setPhase('uploading')
+    const all = new AbortController()
+    cancelAll.current = all
     const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
     type Uploaded = { name: string; size: number; type: string; pathname: string; store: StoreKind }
     const uploaded = new Map<number, Uploaded>()
@@ -140,7 +188,13 @@ export function SendPage() {
       for (let it = queue.shift(); it && !failed; it = queue.shift()) {
         const type = it.file.type || 'application/octet-stream'
         const id = it.id
+        if (all.signal.aborted) {
+          cancelled.add(id)
+          continue
+        }
         const cancel = new AbortController()
+        const onCancelAll = () => cancel.abort()
+        all.signal.addEventListener('abort', onCancelAll)
         const onProgress = progressMeter((p) => update(id, p))
         try {
           update(id, {
@@ -153,6 +207,7 @@ export function SendPage() {
           })
           let pathname: string | null = null
           let sentTo = store
+          const { findResumable, forgetResumable, sendResumable } = await resumable()
           const resumed = await findResumable(it.file, store)
           if (resumed) {
             try {
@@ -194,6 +249,12 @@ export function SendPage() {
           update(id, { state: 'done', sent: it.file.size, cancel: undefined, resumes: false })
           uploaded.set(id, { name: it.file.name, size: it.file.size, type, pathname, store: sentTo })
         } catch (err) {
+          if (all.signal.aborted) {
+            // "Cancel all": the files stay on the list, ready to be sent again.
+            cancelled.add(id)
+            update(id, { state: 'waiting', sent: 0, cancel: undefined, speed: undefined, eta: undefined })
+            continue
+          }
           if (err instanceof ApiFailure && err.code === 'aborted') {
             // Cancelled by the person: the file leaves the list, the others go on.
             cancelled.add(id)
@@ -204,10 +265,18 @@ export function SendPage() {
           const message = uploadMessage(err, it.file.name, site)
           update(it.id, { state: 'failed', error: message })
           setError(message)
+        } finally {
+          all.signal.removeEventListener('abort', onCancelAll)
         }
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
+    cancelAll.current = null
+    if (all.signal.aborted) {
+      setPhase('edit')
+      setItems((old) => old.map((it) => ({ ...it, state: 'waiting', sent: 0, cancel: undefined })))
+      return setError(t('send.cancelled'))
+    }
     const sharing = items.filter((it) => !cancelled.has(it.id))
     if (!failed && sharing.length === 0) return setPhase('edit')
     if (failed) {
@@ -277,7 +346,7 @@ export function SendPage() {
               })}
             </p>
           </div>
-          <QrCode text={result.link} label={t('send.qr')} />
+          <LazyQrCode text={result.link} label={t('send.qr')} />
         </div>
         <button type="button" onClick={reset}>
           {t('send.again')}
@@ -307,7 +376,7 @@ export function SendPage() {
           >
             <p>
               {t('send.drop')}{' '}
-              <label class="file-label">
+              <label class={`file-label${busy ? ' busy' : ''}`}>
                 {t('send.choose')}
                 <input
                   ref={input}
@@ -480,14 +549,29 @@ export function SendPage() {
             {error}
           </Alert>
         )}
+        <p class="muted small" data-testid="send-count-rule">
+          {t('send.countRule')}
+        </p>
         <div class="actions">
           <button type="submit" disabled={busy} data-testid="send-submit">
-            {phase === 'uploading'
-              ? t('send.uploading')
-              : phase === 'sharing'
-                ? t('send.sharing')
-                : t('send.submit')}
+            {phase === 'checking'
+              ? t('send.checkingCode')
+              : phase === 'uploading'
+                ? t('send.uploading')
+                : phase === 'sharing'
+                  ? t('send.sharing')
+                  : t('send.submit')}
           </button>
+          {phase === 'uploading' && (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => cancelAll.current?.abort()}
+              data-testid="cancel-all"
+            >
+              {t('send.cancelAll')}
+            </button>
+          )}
         </div>
       </form>
     </section>

@@ -1,6 +1,5 @@
-import qrcode from 'qrcode-generator'
-import { useMemo, useState } from 'preact/hooks'
-import { ApiFailure } from './api.ts'
+import { useState } from 'preact/hooks'
+import { failureText } from './errors.ts'
 import { t } from './i18n.ts'
 
 /** A copy button that says whether it worked (in a live region). */
@@ -27,39 +26,12 @@ export function CopyButton({ text, label, testId }: { text: string; label: strin
   )
 }
 
-/** The QR code of a text as SVG rectangles (no data: URL, no inline markup strings). */
-export function QrCode({ text, label }: { text: string; label: string }) {
-  const { size, path } = useMemo(() => {
-    const qr = qrcode(0, 'M')
-    qr.addData(text)
-    qr.make()
-    const count = qr.getModuleCount()
-    let d = ''
-    for (let row = 0; row < count; row++)
-      for (let col = 0; col < count; col++) if (qr.isDark(row, col)) d += `M${col + 4} ${row + 4}h1v1h-1z`
-    return { size: count + 8, path: d }
-  }, [text])
-  return (
-    <svg
-      class="qr"
-      viewBox={`0 0 ${size} ${size}`}
-      role="img"
-      aria-label={label}
-      shape-rendering="crispEdges"
-    >
-      <rect width={size} height={size} fill="#fff" />
-      <path d={path} fill="#000" />
-    </svg>
-  )
-}
-
-/** A message for an API failure that no page-specific message covers. */
+/**
+ * A message for an API failure that no page-specific message covers: translated by its code,
+ * the code as the detail (errors.ts), never the server's English text.
+ */
 export function describeFailure(err: unknown): string {
-  if (err instanceof ApiFailure) {
-    if (err.code === 'network') return t('common.network')
-    return t('common.error', { message: err.message })
-  }
-  return t('common.error', { message: err instanceof Error ? err.message : String(err) })
+  return failureText(err)
 }
 
 export function Alert({
