@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// The web modules (errors, i18n) are browser code: their DOM globals are only named, never used, here.
 import { coreErrorStatus } from '@quartet/core/errors'
 import { shareErrorStatus } from '../../src/domain/errors.ts'
 import { ERROR_CODES } from '../../web/src/errors.ts'
