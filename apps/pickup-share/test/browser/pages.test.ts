@@ -180,6 +180,9 @@ describeBrowser('pages in a real browser (chromium)', () => {
       const saved = readFileSync((await download.path())!)
       expect(saved.equals(expected)).toBe(true)
     }
+    // The page asks the server for the count once a download was handed to the browser.
+    for (let i = 0; i < 100 && (await page.getByTestId('remaining').textContent()) !== '1'; i++)
+      await page.waitForTimeout(100)
     await expect(page.getByTestId('remaining').textContent()).resolves.toBe('1')
     // The server counted the same.
     const taken = await api(h, 'POST', '/api/take', { code })

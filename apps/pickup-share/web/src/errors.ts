@@ -79,5 +79,5 @@ export function failureText(err: unknown): string {
   if (!(err instanceof ApiFailure)) return t('error.unknown')
   const message = errorMessage(err.code)
   if (err.code === 'network' || err.code === 'aborted') return message
-  return `${message} ${t('error.detail', { code: err.code })}`
+  return `${message}${t('error.detail', { code: err.code })}`
 }

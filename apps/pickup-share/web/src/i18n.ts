@@ -209,7 +209,7 @@ const en = {
   'send.cancelled': 'The uploads were cancelled.',
   'notFound.title': 'Page not found',
   'notFound.text': 'There is no page at this address. Check the address, or go to one of these pages:',
-  'error.detail': '({code})',
+  'error.detail': ' ({code})',
   'error.network': 'The server could not be reached. Check your connection and try again.',
   'error.aborted': 'The transfer was cancelled.',
   'error.unknown': 'Something went wrong on the server. Please try again.',
