@@ -11,7 +11,33 @@ import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
 // send page, and axe with no violation at all on the new states.
 
 // Browser globals of the page.evaluate callbacks (they run in chromium).
-declare const document: { title: string }
+declare const document: {
+  title: string
+  activeElement: unknown
+  body: unknown
+  querySelector(s: string): unknown
+}
+declare function getComputedStyle(e: unknown): {
+  outlineColor: string
+  outlineStyle: string
+  backgroundColor: string
+}
+
+/** WCAG relative luminance contrast of two `rgb(r, g, b)` colours. */
+function contrast(a: string, b: string): number {
+  const lum = (c: string) => {
+    const [r, g, bl] = c
+      .match(/\d+(\.\d+)?/g)!
+      .slice(0, 3)
+      .map((v) => {
+        const x = Number(v) / 255
+        return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4
+      })
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!
+  }
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x)
+  return (hi! + 0.05) / (lo! + 0.05)
+}
 
 const haveChromium = existsSync(CHROMIUM)
 if (!haveChromium) console.warn(`browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium)`)
@@ -281,6 +307,31 @@ describeBrowser('downloads, uploads and messages in a real browser (chromium)', 
     await expect(zh.page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('找不到页面')
     await zh.context.close()
   })
+
+  it.each([false, true])(
+    'when a control has keyboard focus (dark mode: %s), then its ring contrasts at least 3:1 with the page and the card behind it',
+    async (dark) => {
+      const context = await browser.newContext({ baseURL: h.url, colorScheme: dark ? 'dark' : 'light' })
+      const page = await context.newPage()
+      await page.goto('/pickup')
+      await page.getByTestId('code-input').waitFor()
+      await page.keyboard.press('Tab') // the skip link
+      await page.keyboard.press('Tab')
+      const colours = await page.evaluate(() => {
+        const focused = getComputedStyle(document.activeElement)
+        return {
+          ring: focused.outlineColor,
+          style: focused.outlineStyle,
+          page: getComputedStyle(document.body).backgroundColor,
+          card: getComputedStyle(document.querySelector('.card')).backgroundColor,
+        }
+      })
+      expect(colours.style).toBe('solid')
+      expect(contrast(colours.ring, colours.page)).toBeGreaterThanOrEqual(3)
+      expect(contrast(colours.ring, colours.card)).toBeGreaterThanOrEqual(3)
+      await context.close()
+    },
+  )
 
   it('when the send page is loaded, then fewer than 40 KB travel (compressed), without the admin chunk; /admin loads it', async () => {
     const { context, page } = await newPage()

@@ -490,7 +490,14 @@ describeBrowser('pages in a real browser (chromium)', () => {
       focused = await page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? '')
     }
     expect(focused).toBe('download')
-    const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')])
+    const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]).catch(
+      async (err: unknown) => {
+        throw new Error(
+          `no download; the page says: ${await page.locator('[role=alert],[role=status]').allTextContents()}`,
+          { cause: err },
+        )
+      },
+    )
     expect(readFileSync((await download.path())!).toString()).toBe('typed, not clicked')
     await context.close()
   })

@@ -53,7 +53,7 @@ async function peakGrowth<T>(fn: () => Promise<T>): Promise<{ result: T; growth:
 }
 
 describe('a 200 MB file', () => {
-  it('when it is uploaded and downloaded, then memory stays flat (growth far below the file size) and the bytes match', async () => {
+  it('when it is uploaded, downloaded and downloaded as a ZIP, then memory stays flat (growth far below the file size) and the bytes match', async () => {
     const chunk = randomBytes(MB)
     const grant = await api(h, 'POST', '/api/upload', {
       store: 'blob',
@@ -116,8 +116,21 @@ describe('a 200 MB file', () => {
     })
     expect(download.result).toBe(SIZE)
     expect(received.digest('hex')).toBe(sent.digest('hex'))
+    // Download all: the same 200 MB as one streamed ZIP (stored entry), its length announced.
+    const zip = await peakGrowth(async () => {
+      const res = await fetch(`${h.url}/api/download-all?code=${code}`)
+      expect(res.status).toBe(200)
+      const announced = Number(res.headers.get('content-length'))
+      let bytes = 0
+      for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) bytes += part.length
+      return { announced, bytes }
+    })
+    expect(zip.result.bytes).toBe(zip.result.announced)
+    expect(zip.result.bytes).toBeGreaterThan(SIZE)
+    expect(zip.result.bytes).toBeLessThan(SIZE + 1024)
     // Generous bounds: buffering the file would grow memory by at least its 200 MB.
     expect(upload.growth).toBeLessThan(64 * MB)
     expect(download.growth).toBeLessThan(64 * MB)
+    expect(zip.growth).toBeLessThan(64 * MB)
   }, 300_000)
 })
