@@ -123,14 +123,11 @@ export function previewOf(type: string): { kind: PreviewKind; contentType: strin
 }
 
 /**
- * The Content-Security-Policy of a preview response, for when it is opened on its own: nothing
- * it could load or run. `sandbox` (a unique origin, no scripts, no forms, no popups) for text and
- * media; Chromium's PDF viewer does not run in a sandboxed document (it shows a blocked page), so a
- * PDF gets `default-src 'none'` with `frame-ancestors 'self'` (the pickup page frames it) and no
- * sandbox; PDF JavaScript is not HTML script and has no access to this origin's pages.
+ * The Content-Security-Policy of a preview response, for when it is opened on its own: nothing it
+ * could load or run. `sandbox` gives it a unique origin with no scripts, forms, popups or plugins'
+ * access to this site; only the pickup page may frame it. Chromium's PDF viewer runs in a
+ * sandboxed document (its viewer is an extension frame of its own; the browser test proves the
+ * PDF renders), so PDFs get the same policy.
  */
-export function previewPolicy(kind: PreviewKind): string {
-  return kind === 'pdf'
-    ? "default-src 'none'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'"
-    : "default-src 'none'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'; sandbox"
-}
+export const PREVIEW_POLICY =
+  "default-src 'none'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'; sandbox"

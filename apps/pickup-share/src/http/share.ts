@@ -8,7 +8,7 @@ import { z } from 'zod'
 import {
   asciiFallbackName,
   downloadName,
-  previewPolicy,
+  PREVIEW_POLICY,
   safeContentType,
   ZFileName,
   ZMediaType,
@@ -147,7 +147,7 @@ export const shareOperations: OperationDoc[] = [
     responses: {
       200: {
         description:
-          'the file inline, Content-Type from the allow list (text as text/plain; charset=utf-8), nosniff, a CSP without script (sandbox except PDF)',
+          'the file inline, Content-Type from the allow list (text as text/plain; charset=utf-8), nosniff, CSP default-src none + sandbox',
         contentType: 'application/octet-stream',
         schema: z.string(),
       },
@@ -233,7 +233,7 @@ export function registerShare(app: Express, s: Services): void {
       'Cache-Control': 'no-store',
       ...(file.preview
         ? {
-            'Content-Security-Policy': previewPolicy(file.preview.kind),
+            'Content-Security-Policy': PREVIEW_POLICY,
             'Cross-Origin-Resource-Policy': 'same-origin',
           }
         : {}),

@@ -161,7 +161,11 @@ describeBrowser('pages in a real browser (chromium)', () => {
     await page.getByTestId('pickup-link').click()
     await page.getByTestId('manifest').waitFor()
     const token = link.split('#')[1]!
-    expect(sent.filter((u) => u.includes(token) && !u.includes('/api/download?token='))).toEqual([])
+    expect(
+      sent.filter(
+        (u) => u.includes(token) && !u.includes('/api/download?token=') && !u.includes('/api/preview?token='),
+      ),
+    ).toEqual([])
     await expect(page.getByTestId('remaining').textContent()).resolves.toBe('3')
     const rows = await page.getByTestId('manifest').locator('li').allTextContents()
     expect(rows[0]).toContain('photo data.bin')

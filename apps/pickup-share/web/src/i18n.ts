@@ -1,11 +1,15 @@
+import { textShareEn, textShareZh } from './i18n-text.ts'
+
 /** English and Simplified Chinese. The browser's languages choose by default; the switch is remembered. */
 export type Lang = 'en' | 'zh-CN'
+
 export const LANGS: Array<{ id: Lang; label: string }> = [
   { id: 'en', label: 'English' },
   { id: 'zh-CN', label: '简体中文' },
 ]
 
 const en = {
+  ...textShareEn,
   'app.name': 'Pickup Share',
   'nav.send': 'Send',
   'nav.pickup': 'Pick up',
@@ -197,6 +201,7 @@ const en = {
 export type Key = keyof typeof en
 
 const zh: Record<Key, string> = {
+  ...textShareZh,
   'app.name': '取件分享',
   'nav.send': '发送',
   'nav.pickup': '取件',
