@@ -22,8 +22,8 @@ export function PickupPage() {
   const initial = initialToken ? '' : (new URLSearchParams(location.search).get('code') ?? '')
   const [codeLength, setCodeLength] = useState<number | null>(null)
   const [site, setSite] = useState<SiteInfo | null>(null)
-  // Files this page has counted a download of (shown or downloaded): their Download stays free.
-  const [counted, setCounted] = useState<ReadonlySet<string>>(new Set())
+  // Files this page has counted a download of: shown (their Download is still free) or downloaded.
+  const [counted, setCounted] = useState<ReadonlyMap<string, 'shown' | 'downloaded'>>(new Map())
   const [code, setCode] = useState(initial.replace(/\D/g, ''))
   const [busy, setBusy] = useState(false)
   const [problem, setProblem] = useState<Problem | null>(null)
@@ -77,7 +77,7 @@ export function PickupPage() {
     setBusy(true)
     try {
       const answer = await take({ code: value })
-      setCounted(new Set())
+      setCounted(new Map())
       setShare({ ...answer, access: { code: value } })
       history.replaceState(null, '', `/pickup?code=${value}`)
     } catch (err) {
@@ -93,7 +93,7 @@ export function PickupPage() {
     setBusy(true)
     try {
       const answer = await take({ token })
-      setCounted(new Set())
+      setCounted(new Map())
       setShare({ ...answer, access: { token } })
     } catch (err) {
       // The link is dead (used up, expired, deleted) or mistyped: the code field stays usable.
@@ -106,8 +106,10 @@ export function PickupPage() {
   // One download is counted per file for this receiver, whether shown or downloaded (README
   // "Previews"); the server has the last word, the page shows what's left.
   const count = (path: string, byDownload: boolean) => {
-    if (counted.has(path)) return
-    setCounted((old) => new Set(old).add(path))
+    const before = counted.get(path)
+    setCounted((old) => new Map(old).set(path, byDownload ? 'downloaded' : (old.get(path) ?? 'shown')))
+    // A preview after anything, or the Download after a preview, spends nothing more.
+    if (byDownload ? before === 'shown' : before !== undefined) return
     setShare((old) => {
       if (!old || old.remaining === null) return old
       const remaining = Math.max(0, old.remaining - 1)
@@ -155,7 +157,7 @@ export function PickupPage() {
                 <div class="file-row">
                   <span class="file-name">{f.name}</span>
                   <span class="muted small">{formatBytes(f.size)}</span>
-                  {exhausted && !counted.has(f.path) ? (
+                  {exhausted && counted.get(f.path) !== 'shown' ? (
                     <span class="muted small">{t('pickup.exhausted')}</span>
                   ) : (
                     <a
