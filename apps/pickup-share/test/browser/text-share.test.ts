@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
-import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import { ADMIN_PASSWORD, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt, SCREENSHOT_DIR } from './support.ts'
 
 // Issue 25: paste to send (text, images, files), text shares, and previews on the pickup page,
@@ -418,6 +418,59 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
     await expect(page.getByTestId('share-text').getAttribute('aria-invalid')).resolves.toBe('true')
     await page.getByTestId('send-submit').click()
     await expect(page.getByTestId('send-error').textContent()).resolves.toContain('at most 1 MB')
+    await context.close()
+  })
+
+  it('when the admin switches previews off or lowers their size, then the pickup page only offers downloads; the shares list marks text shares', async () => {
+    const note = await uploadFile(h, { name: 'note.txt', data: Buffer.from('just text'), type: 'text/plain' })
+    const textShare = await api(h, 'POST', '/api/share', { files: [note.file], maxDownloads: 5 })
+    const zip = await uploadFile(h, { name: 'a.zip', data: Buffer.from('PK'), type: 'application/zip' })
+    const fileShare = await api(h, 'POST', '/api/share', { files: [zip.file], maxDownloads: 5 })
+    const { context } = await newContext()
+    const page = await context.newPage()
+    try {
+      await page.goto('/admin')
+      await page.getByTestId('password').fill(ADMIN_PASSWORD)
+      await page.getByTestId('login').click()
+      await page.getByTestId('shares-table').waitFor()
+      const row = (code: string) => page.getByTestId('shares-table').locator('tr', { hasText: code })
+      await expect(row(textShare.body.code).getByTestId('text-badge').textContent()).resolves.toBe(
+        'text share',
+      )
+      await expect(row(fileShare.body.code).getByTestId('text-badge').count()).resolves.toBe(0)
+      for (const v of await axeSerious(page)) problems.push(`admin shares: ${v}`)
+
+      await page.getByRole('tab', { name: 'Settings' }).click()
+      await page.getByTestId('setting-previewEnabled').waitFor()
+      await expect(page.getByTestId('setting-previewEnabled').isChecked()).resolves.toBe(true)
+      await page.getByTestId('setting-previewMaxBytes').fill('4')
+      await page.getByTestId('save-settings').click()
+      await page.getByTestId('settings-message').waitFor()
+      expect((await h.services.settings.get()).previewMaxBytes).toBe(4)
+      for (const v of await axeSerious(page)) problems.push(`admin settings: ${v}`)
+      // 'just text' is 9 bytes: above the size, only its Download.
+      await page.goto(`/pickup?code=${textShare.body.code}`)
+      await page.getByTestId('manifest').waitFor()
+      await expect(page.getByTestId('preview').count()).resolves.toBe(0)
+      await expect(page.getByTestId('remaining').textContent()).resolves.toBe('5')
+
+      await page.goto('/admin')
+      await page.getByRole('tab', { name: 'Settings' }).click()
+      await page.getByTestId('setting-previewMaxBytes').fill('1048576')
+      await page.getByTestId('setting-previewEnabled').uncheck()
+      await page.getByTestId('save-settings').click()
+      await page.getByTestId('settings-message').waitFor()
+      expect(await h.services.settings.get()).toMatchObject({
+        previewEnabled: false,
+        previewMaxBytes: 1_048_576,
+      })
+      await page.goto(`/pickup?code=${textShare.body.code}`)
+      await page.getByTestId('manifest').waitFor()
+      await expect(page.getByTestId('preview').count()).resolves.toBe(0)
+      await expect(page.getByRole('link', { name: 'Download note.txt' }).count()).resolves.toBe(1)
+    } finally {
+      await h.services.settings.update({ previewEnabled: true, previewMaxBytes: 20_971_520 })
+    }
     await context.close()
   })
 
