@@ -206,6 +206,26 @@ describe("counting: a preview is this receiver's download of the file", () => {
     expect(await remaining(s.code)).toBe('used up')
   })
 
+  it('when previews of one receiver race through two app instances (replicas on one Postgres and Redis), then still exactly 4 bodies on a 2-download share', async () => {
+    const other = await startHarness(deps)
+    try {
+      const data = randomBytes(3000)
+      const s = await share([{ name: 'pic.gif', type: 'image/gif', data }], 2)
+      const me = from('10.26.6.1')
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          get(i % 2 ? s.url('preview') : s.url('preview').replace(h.url, other.url), me),
+        ),
+      )
+      const ok = results.filter((r) => r.status === 200)
+      expect(ok).toHaveLength(4)
+      for (const r of ok) expect(r.body.equals(data)).toBe(true)
+      expect(results.filter((r) => r.status === 404)).toHaveLength(6)
+    } finally {
+      await other.close()
+    }
+  })
+
   it('when 10 receivers preview at once on a 3-download share, then exactly 3 of them get it', async () => {
     const data = randomBytes(500)
     const s = await share([{ name: 'a.txt', type: 'text/plain', data }], 3)
