@@ -129,6 +129,32 @@ async function recordWebm(page: Page): Promise<Buffer> {
   return Buffer.from(base64, 'base64')
 }
 
+/** Half a second of a 440 Hz tone, recorded by Chromium's MediaRecorder as audio/webm (Opus). */
+async function recordAudio(page: Page): Promise<Buffer> {
+  const base64: string = await page.evaluate(async () => {
+    const w = globalThis as any
+    const audio = new w.AudioContext()
+    const tone = audio.createOscillator()
+    const out = audio.createMediaStreamDestination()
+    tone.connect(out)
+    const recorder = new w.MediaRecorder(out.stream, { mimeType: 'audio/webm' })
+    const chunks: unknown[] = []
+    recorder.ondataavailable = (e: any) => chunks.push(e.data)
+    const stopped = new Promise((resolve) => (recorder.onstop = resolve))
+    recorder.start(100)
+    tone.start()
+    await new Promise((resolve) => w.setTimeout(resolve, 600))
+    recorder.stop()
+    tone.stop()
+    await stopped
+    const bytes = new Uint8Array(await new w.Blob(chunks, { type: 'audio/webm' }).arrayBuffer())
+    let s = ''
+    for (const b of bytes) s += String.fromCharCode(b)
+    return w.btoa(s)
+  })
+  return Buffer.from(base64, 'base64')
+}
+
 const EXACT_TEXT = [
   'Password: hunter2 🔑👩‍💻🇨🇳',
   '你好，世界 — 取件码分享 日本語 한국어',
@@ -286,7 +312,7 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
     await context.close()
   })
 
-  it('when a video, audio and a PDF are shared, then the video plays (readyState >= 2) and the PDF opens in the viewer', async () => {
+  it('when a video, audio and a PDF are shared, then the video and the audio play (readyState >= 2) and the PDF opens in the Chromium viewer inside the sandboxed frame', async () => {
     const { context, dialogs } = await newContext()
     const page = await context.newPage()
     await page.goto('/')
@@ -294,7 +320,12 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
     expect(webm.length).toBeGreaterThan(500)
     const video = await uploadFile(h, { name: 'clip.webm', data: webm, type: 'video/webm' })
     const pdf = await uploadFile(h, { name: 'doc.pdf', data: tinyPdf(), type: 'application/pdf' })
-    const res = await api(h, 'POST', '/api/share', { files: [video.file, pdf.file], maxDownloads: 5 })
+    const tone = await recordAudio(page)
+    const sound = await uploadFile(h, { name: 'tone.webm', data: tone, type: 'audio/webm' })
+    const res = await api(h, 'POST', '/api/share', {
+      files: [video.file, pdf.file, sound.file],
+      maxDownloads: 5,
+    })
     const code = res.body.code as string
 
     await page.goto(`/pickup?code=${code}`)
@@ -312,10 +343,26 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
       undefined,
       { timeout: 20_000 },
     )
+    await page.evaluate(async () => {
+      const a = (globalThis as any).document.querySelector('[data-testid=preview-audio]')
+      a.muted = true
+      await a.play()
+    })
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelector('[data-testid=preview-audio]').readyState >= 2,
+      undefined,
+      { timeout: 20_000 },
+    )
     // Chromium's PDF viewer (an extension frame) is inside the sandboxed preview frame.
     await page.getByTestId('preview-pdf').waitFor()
-    await page.waitForFunction(() => true)
-    const viewer = async () => page.frames().some((f) => f.url().startsWith('chrome-extension://'))
+    // The viewer frame's parent is the preview frame, whose document came with the sandbox CSP.
+    const viewer = async () =>
+      page
+        .frames()
+        .some(
+          (f) =>
+            f.url().startsWith('chrome-extension://') && !!f.parentFrame()?.url().includes('/api/preview?'),
+        )
     for (let i = 0; i < 50 && !(await viewer()); i++) await page.waitForTimeout(200)
     expect(await viewer()).toBe(true)
     for (const v of await axeSerious(page)) problems.push(`pickup media: ${v}`)
