@@ -124,7 +124,7 @@ export function SendPage() {
 
   const busy = phase !== 'edit'
   const unlimited = unlimitedDownloads || noSizeLimit
-  const textBytes = site ? utf8Bytes(text) : 0
+  const textBytes = utf8Bytes(text)
   const totalSize = items.reduce((sum, it) => sum + it.file.size, 0)
   const expireNum = Number(expireDays)
   const downloadsNum = Number(maxDownloads)
@@ -272,6 +272,7 @@ export function SendPage() {
   const reset = () => {
     setItems([])
     setText('')
+    setPasted(null)
     setResult(null)
     setAuthCode('')
   }
