@@ -152,20 +152,22 @@ export class DownloadTransfers {
    * Lets a request for `bytes` of a `size`-byte file through, or null when no download is left.
    * Requests of one receiver for one file take turns in this process (a download manager's
    * parallel first requests then open one transfer and join it without asking Postgres in a
-   * loop); across processes the opening row decides, and the others wait for it.
+   * loop); across processes the opening row decides, and the others wait for it. A `preview`
+   * opening gets room for one more copy of the file (the preview, then the Download for free).
    */
   async admit(
     share: { id: string; expiresAt: Date },
     key: TransferKey,
     size: number,
     bytes: number,
+    preview = false,
   ): Promise<Admission | null> {
     const id = `${key.shareId}\n${key.path}\n${key.receiver}`
     const before = this.turns.get(id) ?? Promise.resolve()
     // A turn is waited for at most TURN_WAIT_MS: when the requests ahead are slow (a database
     // stalling), the queue would otherwise grow without bound and hold each request for the sum
     // of theirs. Past it, 503 at once; the opening row still decides across processes.
-    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes))
+    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, preview))
     const settled = mine.catch(() => {})
     this.turns.set(id, settled)
     void settled.then(() => {
@@ -179,6 +181,7 @@ export class DownloadTransfers {
     key: TransferKey,
     size: number,
     bytes: number,
+    preview: boolean,
   ): Promise<Admission | null> {
     const waitUntil = Date.now() + OPENING_WAIT_MS
     for (let wait = 50; ; wait = Math.min(wait * 2, 400)) {
@@ -189,7 +192,9 @@ export class DownloadTransfers {
         return { transferId: joined, opened: false, reservation, bytes }
       }
       const id = randomUUID()
-      const budget = transferBudget(size, this.d.rule.slackBytes)
+      // A preview is this receiver's download of the file: the transfer it opens has room for the
+      // preview and then the Download (README "Previews": at most 2 × size + slack per download).
+      const budget = transferBudget(size, this.d.rule.slackBytes) + (preview ? size : 0)
       const expiresAt = new Date(Math.min(now.getTime() + this.d.rule.windowMs, share.expiresAt.getTime()))
       const stale = new Date(now.getTime() - OPENING_STALE_MS)
       const opening = await this.d.repo.beginOpening(id, key, budget, now, expiresAt, stale)
@@ -302,6 +307,7 @@ export class DownloadTransfers {
 
   /** Whether the receiver may still come back to a share with no downloads left. */
   hasLive(key: TransferKey): Promise<boolean> {
-    return this.d.repo.hasLive(key, this.d.clock.now())
+    const now = this.d.clock.now()
+    return this.d.repo.hasLive(key, now, new Date(now.getTime() - OPENING_STALE_MS))
   }
 }

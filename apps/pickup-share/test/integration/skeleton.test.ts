@@ -60,6 +60,7 @@ describe('pickup-share skeleton', () => {
       '/api/blob/vercel/',
       '/api/download',
       '/api/download-all',
+      '/api/preview',
       '/api/repo/upload',
       '/api/share',
       '/api/site',

@@ -10,6 +10,7 @@ import {
 } from './api.ts'
 import { formatBytes, formatDate, formatPercent, formatWait, type Key, t } from './i18n.ts'
 import { Alert, CopyButton, describeFailure } from './ui.tsx'
+import { TextBadge } from './text-share.tsx'
 
 type Tab = 'shares' | 'settings' | 'codes' | 'stores' | 'audit'
 const TABS: Tab[] = ['shares', 'settings', 'codes', 'stores', 'audit']
@@ -309,7 +310,10 @@ function SharesPanel({ onFailure }: PanelProps) {
             <tbody>
               {data.items.map((s) => (
                 <tr key={s.code}>
-                  <td class="mono">{s.code}</td>
+                  <td class="mono">
+                    {s.code}
+                    <TextBadge files={s.files} />
+                  </td>
                   <td class="names">{s.files.map((f) => f.name).join(', ')}</td>
                   <td>{formatBytes(s.totalBytes)}</td>
                   <td>{formatDate(s.createdAt)}</td>
@@ -362,6 +366,7 @@ const NUMBER_SETTINGS: Array<{
   { group: 'limits', key: 'maxDownloadsCap', min: 1, max: 1_000_000 },
   { group: 'limits', key: 'maxFileSizeBytes', min: 1, max: Number.MAX_SAFE_INTEGER },
   { group: 'limits', key: 'codeLength', min: 6, max: 12 },
+  { group: 'limits', key: 'previewMaxBytes', min: 1, max: Number.MAX_SAFE_INTEGER },
   { group: 'guessing', key: 'takeFailuresPerIp', min: 1, max: 1_000_000 },
   { group: 'guessing', key: 'takeFailuresGlobal', min: 1, max: 100_000_000 },
   { group: 'guessing', key: 'takeFailureWindowSeconds', min: 1, max: 86_400 },
@@ -376,6 +381,7 @@ const NUMBER_SETTINGS: Array<{
 function SettingsPanel({ onFailure }: PanelProps) {
   const [values, setValues] = useState<Record<string, string> | null>(null)
   const [unlimited, setUnlimited] = useState(false)
+  const [previewEnabled, setPreviewEnabled] = useState(true)
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null)
   const [busy, setBusy] = useState(false)
@@ -383,6 +389,7 @@ function SettingsPanel({ onFailure }: PanelProps) {
   const load = (s: Settings) => {
     setValues(Object.fromEntries(NUMBER_SETTINGS.map((f) => [f.key, String(s[f.key])])))
     setUnlimited(s.unlimitedEnabled)
+    setPreviewEnabled(s.previewEnabled)
   }
   useEffect(() => {
     admin
@@ -402,7 +409,7 @@ function SettingsPanel({ onFailure }: PanelProps) {
     setMessage(null)
     // Checked here first (range, whole numbers, the pairs), then by the server, which has the last word.
     const local: Record<string, string> = {}
-    const patch: Partial<Settings> = { unlimitedEnabled: unlimited }
+    const patch: Partial<Settings> = { unlimitedEnabled: unlimited, previewEnabled }
     for (const f of NUMBER_SETTINGS) {
       const raw = values[f.key]!.trim()
       const n = Number(raw)
@@ -481,6 +488,15 @@ function SettingsPanel({ onFailure }: PanelProps) {
             data-testid="setting-unlimitedEnabled"
           />
           {t('settings.unlimitedEnabled')}
+        </label>
+        <label class="check wide">
+          <input
+            type="checkbox"
+            checked={previewEnabled}
+            onChange={(e) => setPreviewEnabled((e.currentTarget as HTMLInputElement).checked)}
+            data-testid="setting-previewEnabled"
+          />
+          {t('settings.previewEnabled')}
         </label>
       </fieldset>
       <fieldset class="grid">

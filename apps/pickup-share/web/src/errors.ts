@@ -61,6 +61,7 @@ export const ERROR_CODES = [
   'store_builtin',
   'store_not_found',
   'store_in_use',
+  'preview_unavailable',
 ] as const
 
 const KNOWN = new Set<string>(ERROR_CODES)

@@ -1,11 +1,15 @@
+import { textShareEn, textShareZh } from './i18n-text.ts'
+
 /** English and Simplified Chinese. The browser's languages choose by default; the switch is remembered. */
 export type Lang = 'en' | 'zh-CN'
+
 export const LANGS: Array<{ id: Lang; label: string }> = [
   { id: 'en', label: 'English' },
   { id: 'zh-CN', label: '简体中文' },
 ]
 
 const en = {
+  ...textShareEn,
   'app.name': 'Pickup Share',
   'nav.send': 'Send',
   'nav.pickup': 'Pick up',
@@ -54,7 +58,7 @@ const en = {
   'send.resumes': 'Resumes where it stopped.',
   'send.cancel': 'Cancel the upload of {name}',
   'send.tooLarge': '{name} is larger than the limit of {max}.',
-  'send.needFiles': 'Choose at least one file.',
+  'send.needFiles': 'Choose at least one file, or enter a text.',
   'send.needAuthCode': 'Enter the authorization code for unlimited mode.',
   'send.rangeError': 'Enter a whole number from {min} to {max}.',
   'send.maxSize': 'Up to {max} per file.',
@@ -264,11 +268,13 @@ const en = {
   'error.store_builtin': 'Built-in storage instances cannot be changed this way.',
   'error.store_not_found': 'There is no such storage instance.',
   'error.store_in_use': 'This storage instance still holds files of live shares.',
+  'error.preview_unavailable': 'This file cannot be previewed here. Download it instead.',
 }
 
 export type Key = keyof typeof en
 
 const zh: Record<Key, string> = {
+  ...textShareZh,
   'app.name': '取件分享',
   'nav.send': '发送',
   'nav.pickup': '取件',
@@ -317,7 +323,7 @@ const zh: Record<Key, string> = {
   'send.resumes': '将从中断处继续上传。',
   'send.cancel': '取消上传 {name}',
   'send.tooLarge': '{name} 超过了 {max} 的大小限制。',
-  'send.needFiles': '请至少选择一个文件。',
+  'send.needFiles': '请至少选择一个文件，或输入文字。',
   'send.needAuthCode': '无限制模式需要填写授权码。',
   'send.rangeError': '请输入 {min} 至 {max} 之间的整数。',
   'send.maxSize': '每个文件最大 {max}。',
@@ -523,6 +529,7 @@ const zh: Record<Key, string> = {
   'error.store_builtin': '内置存储实例不能这样修改。',
   'error.store_not_found': '没有这个存储实例。',
   'error.store_in_use': '此存储实例仍保存着有效分享的文件。',
+  'error.preview_unavailable': '此文件无法在这里预览，请下载查看。',
 }
 
 const tables: Record<Lang, Record<Key, string>> = { en, 'zh-CN': zh }

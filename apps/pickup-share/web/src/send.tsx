@@ -11,6 +11,7 @@ import {
   uploadWithProgress,
 } from './api.ts'
 import { formatBytes, formatDate, formatDuration, t } from './i18n.ts'
+import { TextComposer, textFile, usePaste, utf8Bytes } from './text-share.tsx'
 import { Alert, CopyButton, describeFailure } from './ui.tsx'
 import type { ComponentType } from 'preact'
 
@@ -88,6 +89,8 @@ export function SendPage() {
   const [error, setError] = useState<string | null>(null)
   const [result, setResult] = useState<Result | null>(null)
   const [dragging, setDragging] = useState(false)
+  const [text, setText] = useState('')
+  const [pasted, setPasted] = useState<number | null>(null)
   const input = useRef<HTMLInputElement>(null)
   const resultHeading = useRef<HTMLHeadingElement>(null)
   /** Set by "Cancel all": the queue stops and every running upload is aborted. */
@@ -120,10 +123,23 @@ export function SendPage() {
     if (result) resultHeading.current?.focus()
   }, [result])
 
+  // Ctrl/Cmd+V anywhere: clipboard files and images join the list, text goes to the text box.
+  usePaste(
+    (files) => {
+      addFiles(files)
+      setPasted(files.length)
+    },
+    (pastedText) => {
+      setText((old) => old + pastedText)
+      document.getElementById('share-text')?.focus()
+    },
+    !!site && !result && phase === 'edit',
+  )
+
   if (loadError) return <Alert kind="error">{loadError}</Alert>
   if (!site) return <p aria-busy="true">{t('common.loading')}</p>
 
-  const addFiles = (list: FileList | null) => {
+  function addFiles(list: FileList | File[] | null) {
     if (!list?.length) return
     const added = [...list].map((file) => ({ id: nextId++, file, sent: 0, state: 'waiting' as const }))
     setItems((old) => [...old, ...added])
@@ -139,6 +155,7 @@ export function SendPage() {
 
   const busy = phase !== 'edit'
   const unlimited = unlimitedDownloads || noSizeLimit
+  const textBytes = utf8Bytes(text)
   const totalSize = items.reduce((sum, it) => sum + it.file.size, 0)
   const expireNum = Number(expireDays)
   const downloadsNum = Number(maxDownloads)
@@ -150,10 +167,18 @@ export function SendPage() {
   const submit = async (e: Event) => {
     e.preventDefault()
     setError(null)
-    if (!items.length) return setError(t('send.needFiles'))
+    if (!items.length && !text.trim()) return setError(t('send.needFiles'))
     if (expireInvalid || downloadsInvalid) return
+    if (textBytes > site.textMaxBytes)
+      return setError(
+        t('text.tooLarge', { size: formatBytes(textBytes), max: formatBytes(site.textMaxBytes) }),
+      )
     if (unlimited && !authCode.trim()) return setError(t('send.needAuthCode'))
-    const tooLarge = !noSizeLimit && items.find((it) => it.file.size > site.maxFileSizeBytes)
+    // The text becomes a file of the share, like any other (README "Text shares").
+    const all: Item[] = text.trim()
+      ? [...items, { id: nextId++, file: textFile(text), sent: 0, state: 'waiting' }]
+      : items
+    const tooLarge = !noSizeLimit && all.find((it) => it.file.size > site.maxFileSizeBytes)
     if (tooLarge)
       return setError(
         t('send.tooLarge', { name: tooLarge.file.name, max: formatBytes(site.maxFileSizeBytes) }),
@@ -175,26 +200,30 @@ export function SendPage() {
     }
 
     setPhase('uploading')
-    const all = new AbortController()
-    cancelAll.current = all
+    const stopAll = new AbortController()
+    cancelAll.current = stopAll
+    if (all !== items) {
+      setItems(all)
+      setText('')
+    }
     const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
     type Uploaded = { name: string; size: number; type: string; pathname: string; store: StoreKind }
     const uploaded = new Map<number, Uploaded>()
     // Every attempt uploads every file again: a permission's file can join one share only.
-    const queue = [...items]
+    const queue = [...all]
     let failed = false
     const cancelled = new Set<number>()
     const worker = async () => {
       for (let it = queue.shift(); it && !failed; it = queue.shift()) {
         const type = it.file.type || 'application/octet-stream'
         const id = it.id
-        if (all.signal.aborted) {
+        if (stopAll.signal.aborted) {
           cancelled.add(id)
           continue
         }
         const cancel = new AbortController()
         const onCancelAll = () => cancel.abort()
-        all.signal.addEventListener('abort', onCancelAll)
+        stopAll.signal.addEventListener('abort', onCancelAll)
         const onProgress = progressMeter((p) => update(id, p))
         try {
           update(id, {
@@ -249,7 +278,7 @@ export function SendPage() {
           update(id, { state: 'done', sent: it.file.size, cancel: undefined, resumes: false })
           uploaded.set(id, { name: it.file.name, size: it.file.size, type, pathname, store: sentTo })
         } catch (err) {
-          if (all.signal.aborted) {
+          if (stopAll.signal.aborted) {
             // "Cancel all": the files stay on the list, ready to be sent again.
             cancelled.add(id)
             update(id, { state: 'waiting', sent: 0, cancel: undefined, speed: undefined, eta: undefined })
@@ -266,18 +295,18 @@ export function SendPage() {
           update(it.id, { state: 'failed', error: message })
           setError(message)
         } finally {
-          all.signal.removeEventListener('abort', onCancelAll)
+          stopAll.signal.removeEventListener('abort', onCancelAll)
         }
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
     cancelAll.current = null
-    if (all.signal.aborted) {
+    if (stopAll.signal.aborted) {
       setPhase('edit')
       setItems((old) => old.map((it) => ({ ...it, state: 'waiting', sent: 0, cancel: undefined })))
       return setError(t('send.cancelled'))
     }
-    const sharing = items.filter((it) => !cancelled.has(it.id))
+    const sharing = all.filter((it) => !cancelled.has(it.id))
     if (!failed && sharing.length === 0) return setPhase('edit')
     if (failed) {
       setPhase('edit')
@@ -311,6 +340,8 @@ export function SendPage() {
 
   const reset = () => {
     setItems([])
+    setText('')
+    setPasted(null)
     setResult(null)
     setAuthCode('')
   }
@@ -395,6 +426,12 @@ export function SendPage() {
             </p>
             <p class="muted small">{t('send.maxSize', { max: formatBytes(site.maxFileSizeBytes) })}</p>
           </div>
+          <TextComposer value={text} onInput={setText} maxBytes={site.textMaxBytes} disabled={busy} />
+          {pasted !== null && (
+            <p class="muted small" role="status" data-testid="pasted">
+              {t('text.pasted', { count: pasted })}
+            </p>
+          )}
           {items.length ? (
             <>
               <p class="muted small" aria-live="polite">
