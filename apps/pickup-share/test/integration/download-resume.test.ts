@@ -147,7 +147,7 @@ describe('one transfer spends one download', () => {
     expect(existsSync(stored)).toBe(false)
   })
 
-  it('when a request reads a share whose last download another request of the same receiver is paying for right now, then it waits and joins that transfer instead of a 404', async () => {
+  it('when a request reads a share whose last download another request of the same receiver is paying for right now, then it waits and joins that transfer instead of a 410 (used up)', async () => {
     // The moment between the opener spending the last download and marking its transfer paid,
     // held open here: the opening row (as another replica inserts it) and the share used up.
     const s = await share(MiB, 1)
@@ -182,7 +182,7 @@ describe('one transfer spends one download', () => {
     expect(got.status).toBe(206)
     expect(got.body.equals(s.data)).toBe(true)
     // Another receiver has no transfer: for it the share is used up.
-    expect((await get(s.url, from('198.51.100.10'))).status).toBe(404)
+    expect((await get(s.url, from('198.51.100.10'))).status).toBe(410)
   })
 
   it('when a receiver keeps asking without finishing, then it gets at most size + slack bytes for its one download (64 KiB file: slack 32 KiB)', async () => {

@@ -40,7 +40,7 @@ async function get(url: string, headers: Record<string, string> = {}, method = '
 
 const remaining = async (code: string) => {
   const taken = await api(h, 'POST', '/api/take', { code })
-  return taken.status === 404 ? 'used up' : (taken.body.remaining as number)
+  return taken.status === 410 ? 'used up' : (taken.body.remaining as number)
 }
 
 describe('GET /api/preview: headers', () => {
@@ -164,14 +164,14 @@ describe("counting: a preview is this receiver's download of the file", () => {
     expect(sha(shown.body)).toBe(sha(data))
     expect(await remaining(s.code)).toBe('used up')
     // Someone else gets nothing: the share's only download was this receiver's.
-    expect((await get(s.url('download'), from('10.26.0.2'))).status).toBe(404)
-    expect((await get(s.url('preview'), from('10.26.0.2'))).status).toBe(404)
+    expect((await get(s.url('download'), from('10.26.0.2'))).status).toBe(410)
+    expect((await get(s.url('preview'), from('10.26.0.2'))).status).toBe(410)
     const saved = await get(s.url('download'), me)
     expect(saved.status).toBe(200)
     expect(sha(saved.body)).toBe(sha(data))
     // The transfer is complete after the Download: no more copies for anyone.
-    expect((await get(s.url('download'), me)).status).toBe(404)
-    expect((await get(s.url('preview'), me)).status).toBe(404)
+    expect((await get(s.url('download'), me)).status).toBe(410)
+    expect((await get(s.url('preview'), me)).status).toBe(410)
   })
 
   it('when a receiver previews again and again, then each download buys at most two copies (size ≤ 2 × size + slack)', async () => {
@@ -183,7 +183,7 @@ describe("counting: a preview is this receiver's download of the file", () => {
     for (let i = 0; i < 20; i++) {
       const res = await get(s.url('preview'), me)
       if (res.status !== 200) {
-        expect(res.status).toBe(404)
+        expect(res.status).toBe(410)
         break
       }
       expect(res.body.equals(data)).toBe(true)
@@ -194,7 +194,7 @@ describe("counting: a preview is this receiver's download of the file", () => {
     expect(await remaining(s.code)).toBe('used up')
   })
 
-  it('when 10 previews of one receiver race on a 2-download share, then exactly 4 bodies go out and the rest are 404', async () => {
+  it('when 10 previews of one receiver race on a 2-download share, then exactly 4 bodies go out and the rest are 410 (used up)', async () => {
     const data = randomBytes(2000)
     const s = await share([{ name: 'pic.webp', type: 'image/webp', data }], 2)
     const me = from('10.26.2.1')
@@ -202,7 +202,7 @@ describe("counting: a preview is this receiver's download of the file", () => {
     const ok = results.filter((r) => r.status === 200)
     expect(ok).toHaveLength(4)
     for (const r of ok) expect(r.body.equals(data)).toBe(true)
-    expect(results.filter((r) => r.status === 404)).toHaveLength(6)
+    expect(results.filter((r) => r.status === 410)).toHaveLength(6)
     expect(await remaining(s.code)).toBe('used up')
   })
 
@@ -220,7 +220,7 @@ describe("counting: a preview is this receiver's download of the file", () => {
       const ok = results.filter((r) => r.status === 200)
       expect(ok).toHaveLength(4)
       for (const r of ok) expect(r.body.equals(data)).toBe(true)
-      expect(results.filter((r) => r.status === 404)).toHaveLength(6)
+      expect(results.filter((r) => r.status === 410)).toHaveLength(6)
     } finally {
       await other.close()
     }
@@ -233,7 +233,7 @@ describe("counting: a preview is this receiver's download of the file", () => {
       Array.from({ length: 10 }, (_, i) => get(s.url('preview'), from(`10.26.3.${i + 1}`))),
     )
     expect(results.filter((r) => r.status === 200)).toHaveLength(3)
-    expect(results.filter((r) => r.status === 404)).toHaveLength(7)
+    expect(results.filter((r) => r.status === 410)).toHaveLength(7)
   })
 
   it('when a receiver downloads first, then a preview afterwards is another download', async () => {
