@@ -382,11 +382,11 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
     await page.getByTestId('preview-text').waitFor()
     await expect(page.getByTestId('preview-text').textContent()).resolves.toBe(data.toString())
     await expect(page.getByTestId('remaining').textContent()).resolves.toBe('0')
-    // Another receiver (another address) finds nothing.
+    // Another receiver (another address) finds the share used up.
     const other = { 'x-forwarded-for': '10.77.0.9' }
-    expect((await api(h, 'POST', '/api/take', { code }, other)).status).toBe(404)
+    expect((await api(h, 'POST', '/api/take', { code }, other)).status).toBe(410)
     const q = `code=${code}&path=${encodeURIComponent(up.file.pathname)}`
-    expect((await api(h, 'GET', `/api/download?${q}`, undefined, other)).status).toBe(404)
+    expect((await api(h, 'GET', `/api/download?${q}`, undefined, other)).status).toBe(410)
     // This receiver's Download is still offered, and free.
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -396,7 +396,7 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
     // Then no more copies, through previews or downloads.
     await page.reload()
     await page.getByTestId('pickup-problem').waitFor()
-    expect((await api(h, 'GET', `/api/preview?${q}`)).status).toBe(404)
+    expect((await api(h, 'GET', `/api/preview?${q}`)).status).toBe(410)
     await context.close()
   })
 

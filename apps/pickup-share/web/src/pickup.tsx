@@ -206,7 +206,7 @@ export function PickupPage() {
             {notice}
           </Alert>
         )}
-        <p class="muted small" data-testid="count-rule">
+        <p class="muted small" id="count-rule" data-testid="count-rule">
           {t('pickup.countRule')}
         </p>
         {!exhausted && share.manifest.files.length > 1 && (
@@ -215,15 +215,16 @@ export function PickupPage() {
               class="button"
               href={downloadAllUrl(share.access)}
               download={`pickup-${share.manifest.code}.zip`}
-              aria-label={t('pickup.downloadAllName', { count: share.manifest.files.length })}
+              aria-describedby="count-rule"
               aria-disabled={starting !== null ? true : undefined}
+              aria-busy={starting === '*all' ? true : undefined}
               onClick={(e) => {
                 e.preventDefault()
                 void download('*all', downloadAllUrl(share.access), `pickup-${share.manifest.code}.zip`)
               }}
               data-testid="download-all"
             >
-              {starting === '*all' ? t('pickup.starting') : t('pickup.downloadAll')}
+              {t('pickup.downloadAll')}
             </a>
           </p>
         )}
@@ -250,13 +251,14 @@ export function PickupPage() {
                       download={f.name}
                       aria-label={t('pickup.downloadName', { name: f.name })}
                       aria-disabled={starting !== null ? true : undefined}
+                      aria-busy={starting === f.path ? true : undefined}
                       onClick={(e) => {
                         e.preventDefault()
                         void download(f.path, downloadUrl(share.access, f.path), f.name)
                       }}
                       data-testid="download"
                     >
-                      {starting === f.path ? t('pickup.starting') : t('pickup.download')}
+                      {t('pickup.download')}
                     </a>
                   )}
                 </div>
