@@ -541,6 +541,12 @@ export class ShareService {
       opened = await driver.openRead(file.pathname, range ?? undefined)
     } catch (err) {
       if (admission) await this.d.transfers.refund(share.id, admission)
+      // The share ended meanwhile (its last stream finished and removed the files while this
+      // request was on its way): say so, not "file not found".
+      if (err instanceof ApiError && err.code === 'file_not_found') {
+        const end = await this.d.shares.endOf({ code: share.code }, this.d.clock.now()).catch(() => null)
+        if (end) throw endedError(end)
+      }
       throw readFailure(err)
     }
     let finished = false
