@@ -163,7 +163,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       },
     },
     (app) => {
-      serveOpenApi(app, openApiDocument())
+      serveOpenApi(app, openApiDocument)
       // Every answer of the three call styles may carry an account's data or a new API secret
       // (keys.create, keys.regenerate): no cache, shared or private, may keep one. Twice: for
       // requests, and for the errors (a malformed body) that skip to the error handlers.
