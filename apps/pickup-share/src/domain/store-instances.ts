@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { InstanceRecord, InstanceRepository } from '../store/instance-repository.ts'
@@ -28,6 +29,41 @@ export interface InstanceView {
   available: boolean
   createdAt: Date
   updatedAt: Date
+}
+
+/** What a connection test found: the first step that failed, in words, or a note on success. */
+export interface ConnectionTest {
+  ok: boolean
+  /** The step that failed: settings (could not build a client), write, read, delete, or connect (git). */
+  step?: 'settings' | 'connect' | 'write' | 'read' | 'delete'
+  message?: string
+  note?: string
+  ms: number
+}
+
+export interface TestConnectionInput {
+  /** An existing instance: its stored credentials fill those left out of `settings`. */
+  name?: string | undefined
+  kind?: StoreKind | undefined
+  /** Absent with a name: the instance as it is configured now. */
+  settings?: Record<string, unknown> | undefined
+}
+
+/** How long one step of a connection test may take before it counts as failed. */
+const PROBE_STEP_MS = 15_000
+
+/** A readable reason for a failed probe step (S3 error codes and socket errors in words). */
+export function describeProbeError(err: unknown): string {
+  const e = err as { code?: string; message?: string; bucketname?: string }
+  const code = typeof e?.code === 'string' ? e.code : ''
+  if (err instanceof ApiError) return err.message
+  if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH)$/.test(code))
+    return `could not connect to the server (${code})`
+  if (code === 'NoSuchBucket') return 'the bucket does not exist (create it first)'
+  if (/^(InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|InvalidToken|ExpiredToken)$/.test(code))
+    return `the server refused the access key or secret key (${code})`
+  if (code) return `${code}: ${e.message ?? ''}`.trim()
+  return e?.message ?? String(err)
 }
 
 export interface UpsertInstance {
@@ -228,6 +264,110 @@ export class StoreInstances {
       this.build(updated)
     }
     return { created: false, instance: this.view(updated) }
+  }
+
+  /**
+   * Tries an instance's connection without saving anything: a new one from its settings, or an
+   * existing one as configured (or with changed settings, its stored credentials filling the gaps).
+   * Blob and bucket stores take a small probe object (written, read back, deleted); a git remote is
+   * listed (`git ls-remote`), so no commit is made. Credentials never appear in the answer.
+   */
+  async testConnection(input: TestConnectionInput): Promise<ConnectionTest> {
+    await this.sync()
+    const existing = input.name ? await this.d.repo.findByName(input.name) : undefined
+    if (input.name && !existing && !input.kind)
+      throw new ApiError('store_not_found', `no storage instance named ${input.name}`)
+    if (existing && input.kind && input.kind !== existing.kind)
+      throw new ApiError('bad_request', `body.kind: instance ${existing.name} is a ${existing.kind} store`)
+    const kind = (existing?.kind as StoreKind | undefined) ?? input.kind
+    if (!kind) throw new ApiError('bad_request', 'body.kind: required when testing a new instance')
+    if (existing?.builtin && input.settings)
+      throw new ApiError(
+        'store_builtin',
+        'the settings of a built-in instance come from environment variables; test it without settings',
+      )
+
+    let settings: Record<string, unknown> = { ...(input.settings ?? existing?.settings ?? {}) }
+    const secrets: string[] = []
+    if (existing && input.settings)
+      for (const k of SECRET_SETTINGS)
+        if (settings[k] === undefined && existing.settings[k] !== undefined)
+          settings[k] = existing.settings[k]
+    for (const k of SECRET_SETTINGS) if (typeof settings[k] === 'string') secrets.push(settings[k] as string)
+    const hide = (text: string) => secrets.reduce((t, x) => (x ? t.split(x).join('***') : t), text)
+
+    const started = Date.now()
+    const done = (r: Omit<ConnectionTest, 'ms'>): ConnectionTest => ({
+      ...r,
+      ...(r.message ? { message: hide(r.message) } : {}),
+      ms: Date.now() - started,
+    })
+
+    // The instance's own driver when nothing changes; else a throwaway one.
+    let driver: StorageDriver | undefined
+    let throwaway = false
+    if (existing && !input.settings) driver = await this.driver(existing.id)
+    if (!driver) {
+      try {
+        driver = this.d.factory(kind, `probe-${randomUUID()}`, settings)
+        throwaway = true
+      } catch (err) {
+        if (err instanceof ApiError) throw err
+        throw new ApiError('bad_request', `body.settings: ${hide((err as Error).message)}`)
+      }
+    }
+    const step = async <T>(name: NonNullable<ConnectionTest['step']>, run: () => Promise<T>): Promise<T> => {
+      let timer: NodeJS.Timeout | undefined
+      try {
+        return await Promise.race([
+          run(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(new Error(`no answer within ${PROBE_STEP_MS / 1000} s`)),
+              PROBE_STEP_MS,
+            )
+          }),
+        ])
+      } catch (err) {
+        throw Object.assign(new Error(describeProbeError(err)), { step: name })
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+    try {
+      if (driver.checkConnection) {
+        const { note } = await step('connect', () => driver.checkConnection!())
+        return done({ ok: true, ...(note ? { note } : {}) })
+      }
+      const probe = `pickup-share-probe-${randomUUID()}.txt`
+      const body = Buffer.from('pickup-share connection test\n')
+      await step('write', () =>
+        driver.put(probe, Readable.from([body]), {
+          size: body.length,
+          maxBytes: body.length,
+          type: 'text/plain',
+          allowOverwrite: true,
+        }),
+      )
+      const info = await step('read', () => driver.stat(probe))
+      if (!info || info.size !== body.length)
+        return done({
+          ok: false,
+          step: 'read',
+          message: 'the probe object was written but could not be read back',
+        })
+      await step('delete', () => driver.delete(probe))
+      return done({ ok: true })
+    } catch (err) {
+      const e = err as Error & { step?: ConnectionTest['step'] }
+      this.d.logger.info(
+        { store: input.name ?? kind, step: e.step, err: hide(e.message) },
+        'connection test failed',
+      )
+      return done({ ok: false, step: e.step ?? 'connect', message: e.message })
+    } finally {
+      if (throwaway) await driver.discard?.().catch(() => undefined)
+    }
   }
 
   private tryBuild(kind: StoreKind, id: string, settings: Record<string, unknown>): void {
