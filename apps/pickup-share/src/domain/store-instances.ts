@@ -287,7 +287,7 @@ export class StoreInstances {
         'the settings of a built-in instance come from environment variables; test it without settings',
       )
 
-    let settings: Record<string, unknown> = { ...(input.settings ?? existing?.settings ?? {}) }
+    const settings: Record<string, unknown> = { ...(input.settings ?? existing?.settings ?? {}) }
     const secrets: string[] = []
     if (existing && input.settings)
       for (const k of SECRET_SETTINGS)
