@@ -3,6 +3,21 @@ import { admin, type AuthCodeRecord } from '../api.ts'
 import { formatDate, type Key, t } from '../i18n.ts'
 import { Alert, CopyButton } from '../ui.tsx'
 import type { PanelProps } from './panel.ts'
+import { type Column, DataList } from './parts.tsx'
+
+/** Built on each render: the labels follow the language switch. */
+const codeColumns = (): Array<Column<AuthCodeRecord>> => [
+  { key: 'scope', label: t('codes.scope'), cell: (r) => t(`codes.scope.${r.scope}` as Key) },
+  {
+    key: 'status',
+    label: t('codes.status'),
+    cell: (r) => <span class={`badge ${r.status}`}>{t(`codes.status.${r.status}` as Key)}</span>,
+  },
+  { key: 'note', label: t('codes.noteCol'), cell: (r) => r.note ?? '' },
+  { key: 'created', label: t('codes.createdAt'), cell: (r) => formatDate(r.createdAt) },
+  { key: 'expires', label: t('codes.expiresAt'), cell: (r) => formatDate(r.expiresAt) },
+  { key: 'used', label: t('codes.usedBy'), class: 'mono', cell: (r) => r.usedByShare ?? t('common.never') },
+]
 
 export function CodesPanel({ onFailure }: PanelProps) {
   const [items, setItems] = useState<AuthCodeRecord[] | null>(null)
@@ -119,51 +134,27 @@ export function CodesPanel({ onFailure }: PanelProps) {
       ) : items.length === 0 ? (
         <p class="muted">{t('codes.empty')}</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="tab-codes">
-          <table data-testid="codes-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('codes.hint')}</th>
-                <th scope="col">{t('codes.scope')}</th>
-                <th scope="col">{t('codes.status')}</th>
-                <th scope="col">{t('codes.noteCol')}</th>
-                <th scope="col">{t('codes.createdAt')}</th>
-                <th scope="col">{t('codes.expiresAt')}</th>
-                <th scope="col">{t('codes.usedBy')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('shares.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((r) => (
-                <tr key={r.id}>
-                  <td class="mono">{r.hint}</td>
-                  <td>{t(`codes.scope.${r.scope}` as Key)}</td>
-                  <td>
-                    <span class={`badge ${r.status}`}>{t(`codes.status.${r.status}` as Key)}</span>
-                  </td>
-                  <td>{r.note ?? ''}</td>
-                  <td>{formatDate(r.createdAt)}</td>
-                  <td>{formatDate(r.expiresAt)}</td>
-                  <td class="mono">{r.usedByShare ?? t('common.never')}</td>
-                  <td>
-                    {r.status === 'unused' && (
-                      <button
-                        type="button"
-                        class="danger small"
-                        aria-label={t('codes.revokeLabel', { hint: r.hint })}
-                        onClick={() => void revoke(r)}
-                      >
-                        {t('codes.revoke')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataList
+          rows={items}
+          rowKey={(r) => r.id}
+          titleLabel={t('codes.hint')}
+          title={(r) => <span class="mono">{r.hint}</span>}
+          columns={codeColumns()}
+          actions={(r) =>
+            r.status === 'unused' && (
+              <button
+                type="button"
+                class="danger small"
+                aria-label={t('codes.revokeLabel', { hint: r.hint })}
+                onClick={() => void revoke(r)}
+              >
+                {t('codes.revoke')}
+              </button>
+            )
+          }
+          labelledBy="tab-codes"
+          testId="codes-table"
+        />
       )}
     </>
   )

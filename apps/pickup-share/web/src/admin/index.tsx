@@ -7,6 +7,7 @@ import { CodesPanel } from './codes.tsx'
 import { SettingsPanel } from './settings.tsx'
 import { SharesPanel } from './shares.tsx'
 import { StoresPanel } from './stores.tsx'
+import './admin.css'
 
 type Tab = 'shares' | 'settings' | 'codes' | 'stores' | 'audit'
 const TABS: Tab[] = ['shares', 'settings', 'codes', 'stores', 'audit']

@@ -3,18 +3,35 @@ import { admin, ApiFailure, type Settings } from '../api.ts'
 import { type Key, t } from '../i18n.ts'
 import { Alert } from '../ui.tsx'
 import type { PanelProps } from './panel.ts'
+import { focusFirst, fromSizeField, SizeInput, type SizeUnit, toSizeField } from './parts.tsx'
 
-const NUMBER_SETTINGS: Array<{
-  group: 'limits' | 'guessing'
+type Group = 'limits' | 'guessing'
+
+/**
+ * The numeric settings in page order. `size: true` fields are byte counts the admin types in
+ * MB or GB; `label` overrides the `settings.<key>` label. Add new settings here (and switches to
+ * SWITCH_SETTINGS); validation, focus and the server's answers follow.
+ */
+export const NUMBER_SETTINGS: Array<{
+  group: Group
   key: keyof Settings
   min: number
   max: number
+  size?: true
+  label?: Key
 }> = [
   { group: 'limits', key: 'defaultExpireDays', min: 1, max: 3650 },
   { group: 'limits', key: 'maxExpireDays', min: 1, max: 3650 },
   { group: 'limits', key: 'defaultMaxDownloads', min: 1, max: 1_000_000 },
   { group: 'limits', key: 'maxDownloadsCap', min: 1, max: 1_000_000 },
-  { group: 'limits', key: 'maxFileSizeBytes', min: 1, max: Number.MAX_SAFE_INTEGER },
+  {
+    group: 'limits',
+    key: 'maxFileSizeBytes',
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    size: true,
+    label: 'settings.maxFileSize',
+  },
   { group: 'limits', key: 'codeLength', min: 6, max: 12 },
   { group: 'guessing', key: 'takeFailuresPerIp', min: 1, max: 1_000_000 },
   { group: 'guessing', key: 'takeFailuresGlobal', min: 1, max: 100_000_000 },
@@ -26,16 +43,44 @@ const NUMBER_SETTINGS: Array<{
   { group: 'guessing', key: 'loginFailuresGlobal', min: 1, max: 1_000_000 },
   { group: 'guessing', key: 'loginBackoffMaxSeconds', min: 1, max: 86_400 },
 ]
+
+/** On/off settings, shown after the numbers of their group. */
+export const SWITCH_SETTINGS: Array<{ group: Group; key: keyof Settings; label?: Key }> = [
+  { group: 'limits', key: 'unlimitedEnabled' },
+]
+
+type NumberSetting = (typeof NUMBER_SETTINGS)[number]
+
+const fieldId = (key: string) => `setting-${key}`
+const labelOf = (f: { key: string; label?: Key }) => t(f.label ?? (`settings.${f.key}` as Key))
+
+/** The message a person reads for a value outside its range. */
+const rangeMessage = (f: NumberSetting) =>
+  f.size ? t('settings.err.size') : t('settings.err.whole', { min: f.min, max: f.max })
+
 export function SettingsPanel({ onFailure }: PanelProps) {
   const [values, setValues] = useState<Record<string, string> | null>(null)
-  const [unlimited, setUnlimited] = useState(false)
+  const [units, setUnits] = useState<Record<string, SizeUnit>>({})
+  const [switches, setSwitches] = useState<Record<string, boolean>>({})
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null)
   const [busy, setBusy] = useState(false)
+  const [focusTo, setFocusTo] = useState<string[] | null>(null)
 
   const load = (s: Settings) => {
-    setValues(Object.fromEntries(NUMBER_SETTINGS.map((f) => [f.key, String(s[f.key])])))
-    setUnlimited(s.unlimitedEnabled)
+    const v: Record<string, string> = {}
+    const u: Record<string, SizeUnit> = {}
+    for (const f of NUMBER_SETTINGS) {
+      const n = Number(s[f.key])
+      if (f.size) {
+        const shown = toSizeField(n)
+        v[f.key] = shown.amount
+        u[f.key] = shown.unit
+      } else v[f.key] = String(n)
+    }
+    setValues(v)
+    setUnits(u)
+    setSwitches(Object.fromEntries(SWITCH_SETTINGS.map((f) => [f.key, Boolean(s[f.key])])))
   }
   useEffect(() => {
     admin
@@ -43,6 +88,13 @@ export function SettingsPanel({ onFailure }: PanelProps) {
       .then(load)
       .catch((err) => setMessage({ kind: 'error', text: onFailure(err) }))
   }, [])
+  // After the messages render: the first invalid field in page order gets the focus.
+  useEffect(() => {
+    if (focusTo) {
+      focusFirst(focusTo.map(fieldId))
+      setFocusTo(null)
+    }
+  }, [focusTo])
   if (!values)
     return message ? (
       <Alert kind="error">{message.text}</Alert>
@@ -50,62 +102,92 @@ export function SettingsPanel({ onFailure }: PanelProps) {
       <p aria-busy="true">{t('common.loading')}</p>
     )
 
+  const showErrors = (found: Record<string, string>) => {
+    setErrors(found)
+    setMessage({ kind: 'error', text: t('settings.invalid') })
+    setFocusTo(Object.keys(found))
+  }
+
   const submit = async (e: Event) => {
     e.preventDefault()
     setMessage(null)
     // Checked here first (range, whole numbers, the pairs), then by the server, which has the last word.
     const local: Record<string, string> = {}
-    const patch: Partial<Settings> = { unlimitedEnabled: unlimited }
+    const patch: Record<string, number | boolean> = { ...switches }
     for (const f of NUMBER_SETTINGS) {
       const raw = values[f.key]!.trim()
-      const n = Number(raw)
-      if (!raw || !Number.isInteger(n) || n < f.min || n > f.max)
-        local[f.key] = t('send.rangeError', { min: f.min, max: f.max })
-      else (patch as Record<string, number>)[f.key] = n
+      const n = f.size
+        ? fromSizeField(raw, units[f.key] ?? 'MB')
+        : raw && /^\d+$/.test(raw)
+          ? Number(raw)
+          : null
+      if (n === null || n < f.min || n > f.max) local[f.key] = rangeMessage(f)
+      else patch[f.key] = n
     }
-    if (!local.defaultExpireDays && !local.maxExpireDays && patch.defaultExpireDays! > patch.maxExpireDays!)
-      local.defaultExpireDays = `≤ ${t('settings.maxExpireDays')} (${patch.maxExpireDays})`
+    const num = (k: keyof Settings) => patch[k] as number
+    if (!local.defaultExpireDays && !local.maxExpireDays && num('defaultExpireDays') > num('maxExpireDays'))
+      local.defaultExpireDays = t('settings.err.defaultExpire', { max: num('maxExpireDays') })
     if (
       !local.defaultMaxDownloads &&
       !local.maxDownloadsCap &&
-      patch.defaultMaxDownloads! > patch.maxDownloadsCap!
+      num('defaultMaxDownloads') > num('maxDownloadsCap')
     )
-      local.defaultMaxDownloads = `≤ ${t('settings.maxDownloadsCap')} (${patch.maxDownloadsCap})`
-    setErrors(local)
-    if (Object.keys(local).length) {
-      setMessage({ kind: 'error', text: t('settings.invalid') })
-      document.getElementById(`setting-${Object.keys(local)[0]}`)?.focus()
-      return
-    }
+      local.defaultMaxDownloads = t('settings.err.defaultDownloads', { max: num('maxDownloadsCap') })
+    if (Object.keys(local).length) return showErrors(local)
+    setErrors({})
     setBusy(true)
     try {
-      load(await admin.saveSettings(patch))
+      load(await admin.saveSettings(patch as Partial<Settings>))
       setMessage({ kind: 'ok', text: t('settings.saved') })
     } catch (err) {
       if (err instanceof ApiFailure && err.details.issues?.length) {
+        // The server's words are for developers; the page says the same thing for people.
         const server: Record<string, string> = {}
-        for (const i of err.details.issues) server[i.field.replace(/^body\./, '')] = i.message
-        setErrors(server)
-        setMessage({ kind: 'error', text: t('settings.invalid') })
+        for (const i of err.details.issues) {
+          const key = i.field.replace(/^body\./, '')
+          const f = NUMBER_SETTINGS.find((x) => x.key === key)
+          server[key] =
+            key === 'defaultExpireDays' && /maxExpireDays/.test(i.message)
+              ? t('settings.err.defaultExpire', { max: num('maxExpireDays') })
+              : key === 'defaultMaxDownloads' && /maxDownloadsCap/.test(i.message)
+                ? t('settings.err.defaultDownloads', { max: num('maxDownloadsCap') })
+                : f
+                  ? rangeMessage(f)
+                  : i.message
+        }
+        showErrors(server)
       } else setMessage({ kind: 'error', text: onFailure(err) })
     } finally {
       setBusy(false)
     }
   }
 
-  const field = (f: (typeof NUMBER_SETTINGS)[number]) => {
-    const id = `setting-${f.key}`
+  const field = (f: NumberSetting) => {
+    const id = fieldId(f.key)
     const err = errors[f.key]
+    if (f.size)
+      return (
+        <SizeInput
+          key={f.key}
+          id={id}
+          label={labelOf(f)}
+          amount={values[f.key]!}
+          unit={units[f.key] ?? 'MB'}
+          error={err}
+          onChange={(amount, unit) => {
+            setValues({ ...values, [f.key]: amount })
+            setUnits({ ...units, [f.key]: unit })
+          }}
+        />
+      )
     return (
       <div class="field" key={f.key}>
-        <label for={id}>{t(`settings.${f.key}` as Key)}</label>
+        <label for={id}>{labelOf(f)}</label>
         <input
           id={id}
-          type="number"
+          type="text"
           inputMode="numeric"
-          min={f.min}
-          max={f.max}
-          step={1}
+          autoComplete="off"
           value={values[f.key]}
           aria-invalid={err ? true : undefined}
           aria-describedby={err ? `${id}-error` : undefined}
@@ -121,25 +203,31 @@ export function SettingsPanel({ onFailure }: PanelProps) {
     )
   }
 
+  const group = (g: Group) => (
+    <fieldset class="grid">
+      <legend>{t(`settings.${g}` as Key)}</legend>
+      {NUMBER_SETTINGS.filter((f) => f.group === g).map(field)}
+      {SWITCH_SETTINGS.filter((f) => f.group === g).map((f) => (
+        <label class="check wide" key={f.key}>
+          <input
+            id={fieldId(f.key)}
+            type="checkbox"
+            checked={switches[f.key] ?? false}
+            onChange={(e) =>
+              setSwitches({ ...switches, [f.key]: (e.currentTarget as HTMLInputElement).checked })
+            }
+            data-testid={fieldId(f.key)}
+          />
+          {labelOf(f)}
+        </label>
+      ))}
+    </fieldset>
+  )
+
   return (
     <form class="card" onSubmit={submit} noValidate>
-      <fieldset class="grid">
-        <legend>{t('settings.limits')}</legend>
-        {NUMBER_SETTINGS.filter((f) => f.group === 'limits').map(field)}
-        <label class="check wide">
-          <input
-            type="checkbox"
-            checked={unlimited}
-            onChange={(e) => setUnlimited((e.currentTarget as HTMLInputElement).checked)}
-            data-testid="setting-unlimitedEnabled"
-          />
-          {t('settings.unlimitedEnabled')}
-        </label>
-      </fieldset>
-      <fieldset class="grid">
-        <legend>{t('settings.guessing')}</legend>
-        {NUMBER_SETTINGS.filter((f) => f.group === 'guessing').map(field)}
-      </fieldset>
+      {group('limits')}
+      {group('guessing')}
       {message && (
         <Alert kind={message.kind} testId="settings-message">
           {message.text}

@@ -3,6 +3,26 @@ import { admin, type AdminShare } from '../api.ts'
 import { formatBytes, formatDate, t } from '../i18n.ts'
 import { Alert } from '../ui.tsx'
 import type { PanelProps } from './panel.ts'
+import { type Column, DataList } from './parts.tsx'
+
+/** Built on each render: the labels follow the language switch. */
+const shareColumns = (): Array<Column<AdminShare>> => [
+  {
+    key: 'files',
+    label: t('shares.files'),
+    class: 'names',
+    cell: (s) => s.files.map((f) => f.name).join(', '),
+  },
+  { key: 'size', label: t('shares.size'), cell: (s) => formatBytes(s.totalBytes) },
+  { key: 'created', label: t('shares.created'), cell: (s) => formatDate(s.createdAt) },
+  { key: 'expires', label: t('shares.expires'), cell: (s) => formatDate(s.expiresAt) },
+  {
+    key: 'downloads',
+    label: '',
+    cell: (s) =>
+      s.maxDownloads === null ? t('common.unlimited') : `${s.remaining ?? 0} / ${s.maxDownloads}`,
+  },
+]
 
 export function SharesPanel({ onFailure }: PanelProps) {
   const [q, setQ] = useState('')
@@ -110,49 +130,25 @@ export function SharesPanel({ onFailure }: PanelProps) {
       ) : data.items.length === 0 ? (
         <p class="muted">{t('shares.empty')}</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="tab-shares">
-          <table data-testid="shares-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('shares.code')}</th>
-                <th scope="col">{t('shares.files')}</th>
-                <th scope="col">{t('shares.size')}</th>
-                <th scope="col">{t('shares.created')}</th>
-                <th scope="col">{t('shares.expires')}</th>
-                <th scope="col">{t('shares.downloads')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('shares.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.items.map((s) => (
-                <tr key={s.code}>
-                  <td class="mono">{s.code}</td>
-                  <td class="names">{s.files.map((f) => f.name).join(', ')}</td>
-                  <td>{formatBytes(s.totalBytes)}</td>
-                  <td>{formatDate(s.createdAt)}</td>
-                  <td>{formatDate(s.expiresAt)}</td>
-                  <td>
-                    {s.maxDownloads === null
-                      ? t('common.unlimited')
-                      : `${s.remaining ?? 0} / ${s.maxDownloads}`}
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger small"
-                      aria-label={t('shares.deleteLabel', { code: s.code })}
-                      onClick={() => void remove(s.code)}
-                    >
-                      {t('shares.delete')}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataList
+          rows={data.items}
+          rowKey={(s) => s.code}
+          titleLabel={t('shares.code')}
+          title={(s) => <span class="mono">{s.code}</span>}
+          columns={shareColumns()}
+          actions={(s) => (
+            <button
+              type="button"
+              class="danger small"
+              aria-label={t('shares.deleteLabel', { code: s.code })}
+              onClick={() => void remove(s.code)}
+            >
+              {t('shares.delete')}
+            </button>
+          )}
+          labelledBy="tab-shares"
+          testId="shares-table"
+        />
       )}
       {data && data.total > data.pageSize && (
         <div class="pager">
