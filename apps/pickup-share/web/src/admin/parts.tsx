@@ -111,10 +111,10 @@ export function DataList<T>({
 export type SizeUnit = 'MB' | 'GB'
 export const UNIT_BYTES: Record<SizeUnit, number> = { MB: 1024 ** 2, GB: 1024 ** 3 }
 
-/** A byte count as the form shows it: whole GB when it is one, else MB (up to 2 decimals). */
+/** A byte count as the form shows it: GB when that is exact to 2 decimals (1.5 GB), else MB. */
 export function toSizeField(bytes: number): { amount: string; unit: SizeUnit } {
-  if (bytes >= UNIT_BYTES.GB && bytes % (UNIT_BYTES.GB / 100) === 0)
-    return { amount: trimNumber(bytes / UNIT_BYTES.GB), unit: 'GB' }
+  const gb = Math.round((bytes / UNIT_BYTES.GB) * 100) / 100
+  if (gb >= 1 && Math.round(gb * UNIT_BYTES.GB) === bytes) return { amount: String(gb), unit: 'GB' }
   return { amount: trimNumber(bytes / UNIT_BYTES.MB), unit: 'MB' }
 }
 

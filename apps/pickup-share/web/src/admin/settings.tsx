@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks'
 import { admin, ApiFailure, type Settings } from '../api.ts'
 import { type Key, t } from '../i18n.ts'
 import { Alert } from '../ui.tsx'
@@ -89,7 +89,7 @@ export function SettingsPanel({ onFailure }: PanelProps) {
       .catch((err) => setMessage({ kind: 'error', text: onFailure(err) }))
   }, [])
   // After the messages render: the first invalid field in page order gets the focus.
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (focusTo) {
       focusFirst(focusTo.map(fieldId))
       setFocusTo(null)

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks'
 import {
   admin,
   ApiFailure,
@@ -278,7 +278,7 @@ function StoreForm({
   const [test, setTest] = useState<Message | null>(null)
   const [busy, setBusy] = useState(false)
   const [focusTo, setFocusTo] = useState<string[] | null>(null)
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (focusTo) {
       focusFirst(focusTo.map(fid))
       setFocusTo(null)

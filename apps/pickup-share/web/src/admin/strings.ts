@@ -69,7 +69,7 @@ export const adminEn = {
   'stores.cancel': 'Cancel',
   'stores.delete': 'Delete',
   'stores.deleteLabel': 'Delete {name}',
-  'stores.testLabel': 'Test the connection of {name}',
+  'stores.testLabel': 'Test connection of {name}',
   'stores.confirmDelete': 'Delete the storage instance {name}? Its settings are removed.',
   'stores.deleted': 'Storage instance {name} deleted.',
   'stores.inUse':
@@ -180,7 +180,7 @@ export const adminZh: Record<AdminKey, string> = {
   'stores.cancel': '取消',
   'stores.delete': '删除',
   'stores.deleteLabel': '删除 {name}',
-  'stores.testLabel': '测试 {name} 的连接',
+  'stores.testLabel': '测试连接：{name}',
   'stores.confirmDelete': '删除存储实例 {name}？其设置将被移除。',
   'stores.deleted': '存储实例 {name} 已删除。',
   'stores.inUse':
