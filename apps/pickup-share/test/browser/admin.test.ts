@@ -274,6 +274,10 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     expect(
       await page.getByTestId('shares-table').evaluate((el) => (el as unknown as { tagName: string }).tagName),
     ).toBe('UL')
+    // Every column keeps its label in the card.
+    const cards = (await page.getByTestId('shares-table').textContent())!
+    for (const label of ['Files', 'Size', 'Created', 'Expires', 'Downloads left'])
+      expect(cards).toContain(label)
     const del = page.getByRole('button', { name: `Delete share ${code}` })
     await del.waitFor()
     // In view without scrolling: inside the 390 px viewport, and the page cannot scroll sideways.

@@ -18,7 +18,7 @@ const shareColumns = (): Array<Column<AdminShare>> => [
   { key: 'expires', label: t('shares.expires'), cell: (s) => formatDate(s.expiresAt) },
   {
     key: 'downloads',
-    label: '',
+    label: t('shares.downloads'),
     cell: (s) =>
       s.maxDownloads === null ? t('common.unlimited') : `${s.remaining ?? 0} / ${s.maxDownloads}`,
   },

@@ -23,7 +23,7 @@ export const adminEn = {
   'stores.name': 'Name',
   'stores.nameHint': 'Lower-case letters, digits, ".", "_" and "-"; up to 63 characters.',
   'stores.kind': 'Kind',
-  'stores.kind.blob': 'Folder on the server disk',
+  'stores.kind.blob': 'Server folder',
   'stores.kind.bucket': 'S3-compatible bucket',
   'stores.kind.repo': 'Git repository',
   'stores.blobHint': 'Files go to a folder of their own on the server disk; nothing else to set.',
