@@ -19,7 +19,7 @@ void runService({
     const repository = createReleaseRepository(db, config.DATABASE_SCHEMA)
     const contentDir = bundledContentDir(__dirname)
     if (config.SEED_ON_START) {
-      const validator = new ContentValidator(schemasDir(contentDir))
+      const validator = () => new ContentValidator(schemasDir(contentDir))
       const seeded = await whenAvailable('seeding the first release', () =>
         seedBundledContent(
           { releases: repository, validator, clock: systemClock },

@@ -1,6 +1,6 @@
 import { promisify } from 'node:util'
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib'
-import type { ReleaseRepository, StoredRelease } from './releases.ts'
+import type { ReleaseRepository, StoredDocument, StoredRelease } from './releases.ts'
 
 const brotli = promisify(brotliCompress)
 const gzipAsync = promisify(gzip)
@@ -30,24 +30,45 @@ export interface CacheLogger {
   warn(obj: object, msg: string): void
 }
 
-/** Compresses every document once, when a release is loaded, never per request. */
-export async function prepareRelease(stored: StoredRelease): Promise<ServedRelease> {
-  const documents = new Map<string, ServedDocument>()
-  await Promise.all(
-    stored.documents.map(async (d) => {
-      const [gz, br] = await Promise.all([
-        gzipAsync(d.body, { level: 9 }),
-        brotli(d.body, {
-          params: {
-            [zlibConstants.BROTLI_PARAM_QUALITY]: zlibConstants.BROTLI_MAX_QUALITY,
-            [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
-            [zlibConstants.BROTLI_PARAM_SIZE_HINT]: d.body.length,
-          },
-        }),
-      ])
-      documents.set(d.name, { sha256: d.sha256, etag: `"${d.sha256}"`, raw: d.body, gzip: gz, br })
+export interface CompressedBody {
+  gzip: Buffer
+  br: Buffer
+}
+
+/** The served encodings of one body, at the highest levels: made once per release, never per request. */
+export async function compressBody(body: Buffer): Promise<CompressedBody> {
+  const [gz, br] = await Promise.all([
+    gzipAsync(body, { level: 9 }),
+    brotli(body, {
+      params: {
+        [zlibConstants.BROTLI_PARAM_QUALITY]: zlibConstants.BROTLI_MAX_QUALITY,
+        [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
     }),
-  )
+  ])
+  return { gzip: gz, br }
+}
+
+/**
+ * A stored release as served. The compressed bodies come from the database (made at publish);
+ * a release published before they were stored is compressed here, and `backfilled` lists those
+ * documents so the caller can store them for the next start.
+ */
+export async function prepareRelease(
+  stored: StoredRelease,
+): Promise<ServedRelease & { backfilled: Array<StoredDocument & CompressedBody> }> {
+  const documents = new Map<string, ServedDocument>()
+  const backfilled: Array<StoredDocument & CompressedBody> = []
+  for (const d of stored.documents) {
+    let encoded: CompressedBody
+    if (d.gzip && d.br) encoded = { gzip: d.gzip, br: d.br }
+    else {
+      encoded = await compressBody(d.body)
+      backfilled.push({ ...d, ...encoded })
+    }
+    documents.set(d.name, { sha256: d.sha256, etag: `"${d.sha256}"`, raw: d.body, ...encoded })
+  }
   const seconds = Math.floor(stored.publishedAt.getTime() / 1000)
   return {
     version: stored.version,
@@ -55,6 +76,7 @@ export async function prepareRelease(stored: StoredRelease): Promise<ServedRelea
     lastModified: new Date(seconds * 1000).toUTCString(),
     lastModifiedSeconds: seconds,
     documents,
+    backfilled,
   }
 }
 
@@ -70,7 +92,7 @@ export class ReleaseCache {
   private refreshing: Promise<boolean> | undefined
 
   constructor(
-    private readonly releases: Pick<ReleaseRepository, 'activeVersion' | 'load'>,
+    private readonly releases: Pick<ReleaseRepository, 'activeVersion' | 'load' | 'storeCompressed'>,
     private readonly options: { logger?: CacheLogger; maxPinned?: number } = {},
   ) {}
 
@@ -92,9 +114,19 @@ export class ReleaseCache {
     const stored = await this.releases.load(version)
     if (!stored) return false
     const previous = this.active?.version
-    this.active = await prepareRelease(stored)
+    this.active = await this.prepare(stored)
     this.options.logger?.info({ version, previous: previous ?? null }, 'serving release')
     return true
+  }
+
+  private async prepare(stored: StoredRelease): Promise<ServedRelease> {
+    const { backfilled, ...served } = await prepareRelease(stored)
+    if (backfilled.length)
+      // Best effort: serving does not wait for it, and another replica may store the same bytes.
+      this.releases.storeCompressed(stored.version, backfilled).catch((err: unknown) => {
+        this.options.logger?.warn({ err, version: stored.version }, 'storing compressed bodies failed')
+      })
+    return served
   }
 
   /** A specific release (for `?version=`), loaded once and kept; undefined when it does not exist. */
@@ -107,9 +139,7 @@ export class ReleaseCache {
       this.pinned.set(version, cached)
       return cached
     }
-    const loading = this.releases
-      .load(version)
-      .then((stored) => (stored ? prepareRelease(stored) : undefined))
+    const loading = this.releases.load(version).then((stored) => (stored ? this.prepare(stored) : undefined))
     this.pinned.set(version, loading)
     // Misses and failures are not remembered: a release published later must become reachable.
     loading.then(

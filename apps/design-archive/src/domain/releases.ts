@@ -2,6 +2,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { Clock } from '@quartet/core/clock'
 import './errors.ts'
 import {
+  type BuiltDocument,
   type BuiltRelease,
   buildRelease,
   type ContentValidator,
@@ -11,6 +12,7 @@ import {
   validateSources,
 } from './content.ts'
 import { RELEASE_VERSION_PATTERN } from './documents.ts'
+import { type CompressedBody, compressBody } from './release-cache.ts'
 
 export interface ReleaseSummary {
   version: string
@@ -23,6 +25,14 @@ export interface StoredDocument {
   name: string
   body: Buffer
   sha256: string
+  /** gzip and brotli of body, stored at publish (absent for releases published before). */
+  gzip?: Buffer
+  br?: Buffer
+}
+
+/** A release as it is stored: the built documents with their compressed bodies. */
+export interface PublishedRelease extends BuiltRelease {
+  documents: Array<BuiltDocument & CompressedBody>
 }
 
 export interface StoredRelease {
@@ -34,13 +44,15 @@ export interface StoredRelease {
 /** What the domain needs from storage; src/store implements it over Prisma. */
 export interface ReleaseRepository {
   /** Stores the release and its documents in one transaction; throws release_exists on a taken version. */
-  insert(release: BuiltRelease, options: { activate: boolean }): Promise<void>
+  insert(release: PublishedRelease, options: { activate: boolean }): Promise<void>
   /** Makes `version` the only active release; false when no such release exists. */
   activate(version: string): Promise<boolean>
   list(): Promise<ReleaseSummary[]>
   activeVersion(): Promise<string | null>
   load(version: string): Promise<StoredRelease | null>
   count(): Promise<number>
+  /** Stores the compressed bodies of documents of a release published without them. */
+  storeCompressed(version: string, documents: Array<{ name: string } & CompressedBody>): Promise<void>
 }
 
 export function assertReleaseVersion(version: string): string {
@@ -84,7 +96,11 @@ export async function publishContent(
   const version = assertReleaseVersion(input.version ?? defaultReleaseVersion(publishedAt))
   const { problems, sources } = checkContentFolder(deps.validator, input.dir)
   if (problems.length) throw contentInvalid(problems)
-  const release = buildRelease(deps.validator, sources as SourceDocuments, version, publishedAt)
+  const built = buildRelease(deps.validator, sources as SourceDocuments, version, publishedAt)
+  const documents = await Promise.all(
+    built.documents.map(async (d) => ({ ...d, ...(await compressBody(d.body)) })),
+  )
+  const release = { ...built, documents }
   await deps.releases.insert(release, { activate: input.activate })
   return {
     version,
@@ -123,12 +139,15 @@ export async function listReleases(releases: ReleaseRepository) {
  * carries on with the winner's release.
  */
 export async function seedBundledContent(
-  deps: { releases: ReleaseRepository; validator: ContentValidator; clock: Clock },
+  deps: { releases: ReleaseRepository; validator: () => ContentValidator; clock: Clock },
   input: { dir: string; version: string },
 ): Promise<PublishResult | null> {
   if ((await deps.releases.count()) > 0) return null
   try {
-    return await publishContent(deps, { dir: input.dir, version: input.version, activate: true })
+    // The validator (nine compiled JSON Schemas) is made only when there is something to seed:
+    // a service starting on a database that already has releases never pays for it.
+    const seedDeps = { releases: deps.releases, validator: deps.validator(), clock: deps.clock }
+    return await publishContent(seedDeps, { dir: input.dir, version: input.version, activate: true })
   } catch (err) {
     if (err instanceof ApiError && err.code === 'release_exists') return null
     throw err

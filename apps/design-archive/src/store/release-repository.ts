@@ -1,8 +1,13 @@
 import { ApiError } from '@quartet/core/errors'
 import { quoteIdent } from '@quartet/core/db'
 import '../domain/errors.ts'
-import type { BuiltRelease } from '../domain/content.ts'
-import type { ReleaseRepository, ReleaseSummary, StoredRelease } from '../domain/releases.ts'
+import type { CompressedBody } from '../domain/release-cache.ts'
+import type {
+  PublishedRelease,
+  ReleaseRepository,
+  ReleaseSummary,
+  StoredRelease,
+} from '../domain/releases.ts'
 import type { Db } from './db.ts'
 
 const isUniqueViolation = (err: unknown) => (err as { code?: unknown })?.code === 'P2002'
@@ -14,7 +19,7 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
   const lockReleases = `LOCK TABLE ${quoteIdent(schema)}."release" IN SHARE ROW EXCLUSIVE MODE`
 
   return {
-    async insert(release: BuiltRelease, options: { activate: boolean }): Promise<void> {
+    async insert(release: PublishedRelease, options: { activate: boolean }): Promise<void> {
       try {
         await db.$transaction(async (tx) => {
           await tx.$executeRawUnsafe(lockReleases)
@@ -29,6 +34,8 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
                 create: release.documents.map((d) => ({
                   name: d.name,
                   body: new Uint8Array(d.body),
+                  bodyGzip: new Uint8Array(d.gzip),
+                  bodyBr: new Uint8Array(d.br),
                   sha256: d.sha256,
                   bytes: d.bytes,
                   items: d.items,
@@ -85,14 +92,31 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
     async load(version: string): Promise<StoredRelease | null> {
       const row = await db.release.findUnique({
         where: { version },
-        include: { documents: { select: { name: true, body: true, sha256: true } } },
+        include: {
+          documents: { select: { name: true, body: true, sha256: true, bodyGzip: true, bodyBr: true } },
+        },
       })
       if (!row) return null
       return {
         version: row.version,
         publishedAt: row.publishedAt,
-        documents: row.documents.map((d) => ({ name: d.name, body: Buffer.from(d.body), sha256: d.sha256 })),
+        documents: row.documents.map((d) => ({
+          name: d.name,
+          body: Buffer.from(d.body),
+          sha256: d.sha256,
+          ...(d.bodyGzip && d.bodyBr ? { gzip: Buffer.from(d.bodyGzip), br: Buffer.from(d.bodyBr) } : {}),
+        })),
       }
+    },
+
+    async storeCompressed(version: string, documents: Array<{ name: string } & CompressedBody>) {
+      const release = await db.release.findUnique({ where: { version }, select: { id: true } })
+      if (!release) return
+      for (const d of documents)
+        await db.releaseDocument.updateMany({
+          where: { releaseId: release.id, name: d.name, bodyGzip: null },
+          data: { bodyGzip: new Uint8Array(d.gzip), bodyBr: new Uint8Array(d.br) },
+        })
     },
 
     count: () => db.release.count(),

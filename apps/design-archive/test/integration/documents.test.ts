@@ -336,7 +336,11 @@ describe('OpenAPI and an empty cache', () => {
       logger: silentLogger(),
       db: deps.db,
       kv: deps.kv,
-      releases: new ReleaseCache({ activeVersion: async () => null, load: async () => null }),
+      releases: new ReleaseCache({
+        activeVersion: async () => null,
+        load: async () => null,
+        storeCompressed: async () => {},
+      }),
     })
     const res = await request(empty).get(path('manifest.json')).expect(503)
     expect(res.body.error.code).toBe('service_unavailable')

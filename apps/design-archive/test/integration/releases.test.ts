@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { fixedClock, systemClock } from '@quartet/core/clock'
+import { quoteIdent } from '@quartet/core/db'
 import { ApiError } from '@quartet/core/errors'
 import { silentLogger, useTestDeps } from '@quartet/core/testing'
 import request from 'supertest'
@@ -241,12 +243,55 @@ describe('activation, rollback and replicas', () => {
   })
 })
 
+describe('compressed bodies', () => {
+  it('when a release is published, then its gzip and brotli bodies are stored with it and served as they are', async () => {
+    const version = uniqueVersion('packed')
+    await publish(contentDir, version, false)
+    const stored = (await repository.load(version))!
+    expect(stored.documents).toHaveLength(9)
+    for (const d of stored.documents) {
+      expect(gunzipSync(d.gzip!).equals(d.body)).toBe(true)
+      expect(brotliDecompressSync(d.br!).equals(d.body)).toBe(true)
+    }
+    const served = (await new ReleaseCache(repository).release(version))!
+    const terms = stored.documents.find((d) => d.name === 'terms.json')!
+    expect(served.documents.get('terms.json')!.br.equals(terms.br!)).toBe(true)
+  })
+
+  it('when a release was published before bodies were stored, then it is compressed on load and stored for the next start', async () => {
+    const version = uniqueVersion('legacy')
+    await publish(contentDir, version, false)
+    const table = `${quoteIdent(deps.database.schema)}."release_document"`
+    await deps.db.$executeRawUnsafe(
+      `UPDATE ${table} SET body_gzip = NULL, body_br = NULL WHERE release_id = (SELECT id FROM ${quoteIdent(deps.database.schema)}."release" WHERE version = $1)`,
+      version,
+    )
+    expect((await repository.load(version))!.documents.every((d) => !d.gzip && !d.br)).toBe(true)
+
+    const served = (await new ReleaseCache(repository).release(version))!
+    const terms = served.documents.get('terms.json')!
+    expect(brotliDecompressSync(terms.br).equals(terms.raw)).toBe(true)
+    await eventually(async () => {
+      const again = (await repository.load(version))!
+      return again.documents.every((d) => d.gzip && d.br && gunzipSync(d.gzip).equals(d.body))
+    })
+  })
+})
+
 describe('seeding at start-up', () => {
   const fresh = useTestDeps({ migrationsDir, prefix: 'design_seed', createDb })
 
   it('when no release exists, then the bundled content becomes the active first release, once, even when replicas race', async () => {
     const repo = createReleaseRepository(fresh.db, fresh.database.schema)
-    const seedDeps = { releases: repo, validator, clock: systemClock }
+    let validatorsMade = 0
+    const seedDeps = {
+      releases: repo,
+      validator: () => {
+        validatorsMade++
+        return validator
+      },
+      clock: systemClock,
+    }
     const results = await Promise.all([
       seedBundledContent(seedDeps, { dir: contentDir, version: '1.0.0' }),
       seedBundledContent(seedDeps, { dir: contentDir, version: '1.0.0' }),
@@ -255,6 +300,9 @@ describe('seeding at start-up', () => {
     expect(await listReleases(repo)).toEqual([
       expect.objectContaining({ version: '1.0.0', active: true, documents: 9 }),
     ])
+    const before = validatorsMade
     expect(await seedBundledContent(seedDeps, { dir: contentDir, version: '1.0.0' })).toBeNull()
+    // A start on a database that has releases does not compile the schemas at all.
+    expect(validatorsMade).toBe(before)
   })
 })

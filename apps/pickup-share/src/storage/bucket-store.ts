@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
-import { Client } from 'minio'
+import type { Client } from 'minio'
 import type {
   ByteRange,
   IssueUploadInput,
@@ -42,7 +42,11 @@ export class BucketStore implements StorageDriver {
   constructor(readonly options: BucketStoreOptions) {
     const url = new URL(options.endpoint)
     const useSSL = url.protocol === 'https:'
-    this.client = new Client({
+    // Loaded with the first bucket instance: a service without one never evaluates the client
+    // (with its XML, lodash and async dependencies; bench/memory).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Client: MinioClient } = require('minio') as { Client: typeof Client }
+    this.client = new MinioClient({
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : useSSL ? 443 : 80,
       useSSL,

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { FileStore } from '@tus/file-store'
-import { S3Store } from '@tus/s3-store'
+import type { S3Store } from '@tus/s3-store'
 import { MemoryLocker, Server } from '@tus/server'
 import { type DataStore, EVENTS, type Locker, type Upload } from '@tus/utils'
 import type { ResumableDataPort } from '../domain/ports.ts'
@@ -161,7 +161,10 @@ export class TusEndpoints implements ResumableDataPort {
       })
     if (driver instanceof BucketStore) {
       const o = driver.options
-      return new S3Store({
+      // The AWS SDK behind the tus S3 store is loaded with the first bucket upload, not at start.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { S3Store: Store } = require('@tus/s3-store') as { S3Store: typeof S3Store }
+      return new Store({
         partSize: Math.max(this.d.s3PartSize ?? 8 * 1024 * 1024, 5 * 1024 * 1024),
         expirationPeriodInMilliseconds: this.d.expiryMs,
         s3ClientConfig: {
