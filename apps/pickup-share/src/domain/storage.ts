@@ -90,7 +90,7 @@ export interface StorageDriver {
    * per test): resolves with an optional note, throws with a readable message. Stores without it
    * are tested with a small probe object (put, stat, delete).
    */
-  checkConnection?(): Promise<{ note?: string }>
+  checkConnection?(): Promise<{ note?: string; noteCode?: 'branch_missing' }>
   /** Removes local state (cache folders) of a driver built only for a connection test. */
   discard?(): Promise<void>
 }

@@ -37,9 +37,24 @@ export interface ConnectionTest {
   /** The step that failed: settings (could not build a client), write, read, delete, or connect (git). */
   step?: 'settings' | 'connect' | 'write' | 'read' | 'delete'
   message?: string
+  /** Why it failed, as a code the page translates (message has the details). */
+  reason?: ProbeReason
   note?: string
+  /** The note as a code the page translates. */
+  noteCode?: 'branch_missing'
   ms: number
 }
+
+export const PROBE_REASONS = [
+  'unreachable',
+  'timeout',
+  'no_bucket',
+  'credentials',
+  'auth',
+  'no_repo',
+  'other',
+] as const
+export type ProbeReason = (typeof PROBE_REASONS)[number]
 
 export interface TestConnectionInput {
   /** An existing instance: its stored credentials fill those left out of `settings`. */
@@ -52,18 +67,22 @@ export interface TestConnectionInput {
 /** How long one step of a connection test may take before it counts as failed. */
 const PROBE_STEP_MS = 15_000
 
-/** A readable reason for a failed probe step (S3 error codes and socket errors in words). */
-export function describeProbeError(err: unknown): string {
-  const e = err as { code?: string; message?: string; bucketname?: string }
+/** Why a probe step failed, as a code and in words (S3 error codes and socket errors). */
+export function describeProbeError(err: unknown): { reason: ProbeReason; message: string } {
+  const e = err as { code?: string; message?: string; reason?: string }
   const code = typeof e?.code === 'string' ? e.code : ''
-  if (err instanceof ApiError) return err.message
+  if (typeof e?.reason === 'string' && (PROBE_REASONS as readonly string[]).includes(e.reason))
+    return { reason: e.reason as ProbeReason, message: e.message ?? String(err) }
+  if (err instanceof ApiError) return { reason: 'other', message: err.message }
+  if (code === 'PROBE_TIMEOUT') return { reason: 'timeout', message: e.message ?? 'no answer' }
   if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH)$/.test(code))
-    return `could not connect to the server (${code})`
-  if (code === 'NoSuchBucket') return 'the bucket does not exist (create it first)'
+    return { reason: 'unreachable', message: `could not connect to the server (${code})` }
+  if (code === 'NoSuchBucket')
+    return { reason: 'no_bucket', message: 'the bucket does not exist (create it first)' }
   if (/^(InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|InvalidToken|ExpiredToken)$/.test(code))
-    return `the server refused the access key or secret key (${code})`
-  if (code) return `${code}: ${e.message ?? ''}`.trim()
-  return e?.message ?? String(err)
+    return { reason: 'credentials', message: `the server refused the access key or secret key (${code})` }
+  if (code) return { reason: 'other', message: `${code}: ${e.message ?? ''}`.trim() }
+  return { reason: 'other', message: e?.message ?? String(err) }
 }
 
 export interface UpsertInstance {
@@ -323,21 +342,27 @@ export class StoreInstances {
           run(),
           new Promise<never>((_, reject) => {
             timer = setTimeout(
-              () => reject(new Error(`no answer within ${PROBE_STEP_MS / 1000} s`)),
+              () =>
+                reject(
+                  Object.assign(new Error(`no answer within ${PROBE_STEP_MS / 1000} s`), {
+                    code: 'PROBE_TIMEOUT',
+                  }),
+                ),
               PROBE_STEP_MS,
             )
           }),
         ])
       } catch (err) {
-        throw Object.assign(new Error(describeProbeError(err)), { step: name })
+        const { reason, message } = describeProbeError(err)
+        throw Object.assign(new Error(message), { step: name, reason })
       } finally {
         clearTimeout(timer)
       }
     }
     try {
       if (driver.checkConnection) {
-        const { note } = await step('connect', () => driver.checkConnection!())
-        return done({ ok: true, ...(note ? { note } : {}) })
+        const { note, noteCode } = await step('connect', () => driver.checkConnection!())
+        return done({ ok: true, ...(note ? { note } : {}), ...(noteCode ? { noteCode } : {}) })
       }
       const probe = `pickup-share-probe-${randomUUID()}.txt`
       const body = Buffer.from('pickup-share connection test\n')
@@ -354,17 +379,18 @@ export class StoreInstances {
         return done({
           ok: false,
           step: 'read',
+          reason: 'other',
           message: 'the probe object was written but could not be read back',
         })
       await step('delete', () => driver.delete(probe))
       return done({ ok: true })
     } catch (err) {
-      const e = err as Error & { step?: ConnectionTest['step'] }
+      const e = err as Error & { step?: ConnectionTest['step']; reason?: ProbeReason }
       this.d.logger.info(
         { store: input.name ?? kind, step: e.step, err: hide(e.message) },
         'connection test failed',
       )
-      return done({ ok: false, step: e.step ?? 'connect', message: e.message })
+      return done({ ok: false, step: e.step ?? 'connect', reason: e.reason ?? 'other', message: e.message })
     } finally {
       if (throwaway) await driver.discard?.().catch(() => undefined)
     }

@@ -3,7 +3,7 @@ import type { Express, Request, Response } from 'express'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
-import type { InstanceView } from '../domain/store-instances.ts'
+import { type InstanceView, PROBE_REASONS } from '../domain/store-instances.ts'
 import { clientIp, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -61,7 +61,9 @@ export const ZConnectionTest = z.object({
   ok: z.boolean(),
   step: z.enum(['settings', 'connect', 'write', 'read', 'delete']).optional(),
   message: z.string().optional(),
+  reason: z.enum(PROBE_REASONS).optional(),
   note: z.string().optional(),
+  noteCode: z.enum(['branch_missing']).optional(),
   ms: z.number().int(),
 })
 

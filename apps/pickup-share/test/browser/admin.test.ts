@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -134,6 +135,15 @@ async function focused(page: Page, id: string): Promise<void> {
   } catch {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe(id)
   }
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }
 
 const acceptNextDialog = (page: Page) => page.once('dialog', (d) => void d.accept())
@@ -417,6 +427,17 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     expect(zh).toMatch(/管理员从 (::ffff:)?127\.0\.0\.1 登录/)
     expect(zh).toContain(`分享 ${code.slice(0, 4)}… 已删除（1 个文件）`)
     expect(zh).toContain('设置已修改：最长有效期（天）')
+    expect(await axeAll(page)).toEqual([])
+
+    // A failed connection test reads in Chinese too (the reason is a code the page translates).
+    await page.getByRole('tab', { name: '存储' }).click()
+    await page.getByTestId('new-store-kind').selectOption('bucket')
+    await page.getByTestId('new-store-endpoint').fill(`http://127.0.0.1:${await closedPort()}`)
+    await page.getByTestId('new-store-bucket').fill(BUCKET)
+    await page.getByTestId('new-store-accessKey').fill('S3RVER')
+    await page.getByTestId('new-store-secretKey').fill('S3RVER')
+    await page.getByTestId('new-store-test').click()
+    await said(page, 'new-store-test-result', '写入测试文件时连接失败：无法连接服务器')
     expect(await axeAll(page)).toEqual([])
     await page.evaluate(() => localStorage.clear())
     await context.close()

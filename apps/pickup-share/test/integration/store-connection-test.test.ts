@@ -124,19 +124,19 @@ describe('POST /api/admin/stores/test (connection test, nothing saved)', () => {
       settings: bucket({ accessKey: 'NOT-A-KEY', secretKey: 'wrong-secret-4411' }),
     })
     expect(wrongKey.status).toBe(200)
-    expect(wrongKey.body).toMatchObject({ ok: false, step: 'write' })
+    expect(wrongKey.body).toMatchObject({ ok: false, step: 'write', reason: 'credentials' })
     expect(wrongKey.body.message).toMatch(/refused the access key or secret key/)
     expect(JSON.stringify(wrongKey.body)).not.toContain('wrong-secret-4411')
 
     const missing = await probe({ kind: 'bucket', settings: bucket({ bucket: 'no-such-bucket' }) })
-    expect(missing.body).toMatchObject({ ok: false, step: 'write' })
+    expect(missing.body).toMatchObject({ ok: false, step: 'write', reason: 'no_bucket' })
     expect(missing.body.message).toMatch(/bucket does not exist/)
 
     const closed = await probe({
       kind: 'bucket',
       settings: bucket({ endpoint: `http://127.0.0.1:${await closedPort()}` }),
     })
-    expect(closed.body).toMatchObject({ ok: false, step: 'write' })
+    expect(closed.body).toMatchObject({ ok: false, step: 'write', reason: 'unreachable' })
     expect(closed.body.message).toMatch(/could not connect to the server \(ECONNREFUSED\)/)
   })
 
@@ -164,12 +164,12 @@ describe('POST /api/admin/stores/test (connection test, nothing saved)', () => {
     const { remoteUrl } = git.createRepo('acme', 'drop')
     const commitsBefore = git.authorizations.length
     const good = await probe({ kind: 'repo', settings: { remoteUrl, token: TOKEN } })
-    expect(good.body).toMatchObject({ ok: true })
+    expect(good.body).toMatchObject({ ok: true, noteCode: 'branch_missing' })
     expect(good.body.note).toMatch(/branch main does not exist yet/)
     expect(git.authorizations.length).toBeGreaterThan(commitsBefore)
 
     const wrong = await probe({ kind: 'repo', settings: { remoteUrl, token: 'not-the-token-9d2e' } })
-    expect(wrong.body).toMatchObject({ ok: false, step: 'connect' })
+    expect(wrong.body).toMatchObject({ ok: false, step: 'connect', reason: 'auth' })
     expect(wrong.body.message).toMatch(/authentication failed/)
     expect(JSON.stringify(wrong.body)).not.toContain('not-the-token-9d2e')
 
@@ -177,7 +177,7 @@ describe('POST /api/admin/stores/test (connection test, nothing saved)', () => {
       kind: 'repo',
       settings: { remoteUrl: `http://127.0.0.1:${await closedPort()}/a/b.git`, token: TOKEN },
     })
-    expect(nowhere.body).toMatchObject({ ok: false, step: 'connect' })
+    expect(nowhere.body).toMatchObject({ ok: false, step: 'connect', reason: 'unreachable' })
     expect(nowhere.body.message).toMatch(/could not be reached/)
 
     // The throwaway drivers left no cache folder.

@@ -249,7 +249,9 @@ export interface ConnectionTest {
   ok: boolean
   step?: 'settings' | 'connect' | 'write' | 'read' | 'delete'
   message?: string
+  reason?: 'unreachable' | 'timeout' | 'no_bucket' | 'credentials' | 'auth' | 'no_repo' | 'other'
   note?: string
+  noteCode?: 'branch_missing'
   ms: number
 }
 

@@ -18,19 +18,19 @@ const HTTP_URL = /^https?:\/\/[^\s/]+/
 
 type Message = { kind: 'ok' | 'error'; text: string }
 
-/** A connection test's outcome as a sentence. */
+/** A connection test's outcome as a sentence in the page's language (the server's words only for the unforeseen). */
 function describeTest(r: ConnectionTest): Message {
-  if (r.ok)
+  if (r.ok) {
+    const note = r.noteCode ? t(`stores.note.${r.noteCode}` as Key) : r.note
     return {
       kind: 'ok',
-      text: r.note ? t('stores.testOkNote', { ms: r.ms, note: r.note }) : t('stores.testOk', { ms: r.ms }),
+      text: note ? t('stores.testOkNote', { ms: r.ms, note }) : t('stores.testOk', { ms: r.ms }),
     }
+  }
+  const reason = r.reason && r.reason !== 'other' ? t(`stores.reason.${r.reason}` as Key) : (r.message ?? '')
   return {
     kind: 'error',
-    text: t('stores.testFailed', {
-      step: t(`stores.step.${r.step ?? 'connect'}` as Key),
-      message: r.message ?? '',
-    }),
+    text: t('stores.testFailed', { step: t(`stores.step.${r.step ?? 'connect'}` as Key), message: reason }),
   }
 }
 
