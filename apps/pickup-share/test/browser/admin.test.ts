@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,7 +13,7 @@ import {
   testDeps,
   uploadFile,
 } from '../support/harness.ts'
-import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
+import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt, SCREENSHOT_DIR } from './support.ts'
 
 // The admin area of issue 20 in a real browser: storage instances from the page, the phone layout,
 // settings in MB/GB with messages for people, the audit log in words, and axe on each of them.
@@ -146,6 +146,12 @@ async function closedPort(): Promise<number> {
   return port
 }
 
+/** A full-page screenshot for people to look at (test-results/screenshots, git-ignored). */
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true })
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true })
+}
+
 const acceptNextDialog = (page: Page) => page.once('dialog', (d) => void d.accept())
 
 describeBrowser('the admin area in a real browser (chromium)', () => {
@@ -216,12 +222,15 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     await page.getByTestId('edit-photos-quota').fill('2')
     await page.getByTestId('edit-photos-save').click()
     await said(page, 'stores-message', 'Storage instance photos saved.')
-    await expect(page.getByRole('meter', { name: 'photos' }).getAttribute('max')).resolves.toBe(
-      String(2 * GB),
-    )
+    // The list reloads after the message: wait for the bar with the new quota.
+    await page
+      .getByRole('meter', { name: 'photos' })
+      .and(page.locator(`[max="${2 * GB}"]`))
+      .waitFor()
     expect(await storeNamed('photos')).toMatchObject({ quotaBytes: 2 * GB })
 
     await page.getByRole('button', { name: 'Edit archive' }).click()
+    await shot(page, 'admin-storage-edit-1280-light')
     await page.getByTestId('edit-archive-no-quota').uncheck()
     await page.getByTestId('edit-archive-quota').fill('500')
     await page.getByTestId('edit-archive-quota-unit').selectOption('MB')
@@ -301,17 +310,26 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     ])
     expect(widths[0]).toBeLessThanOrEqual(widths[1]!)
     expect(await axeAll(page)).toEqual([])
+    await shot(page, 'admin-shares-cards-390-light')
 
-    for (const tab of ['Settings', 'Authorization codes', 'Storage', 'Audit log']) {
+    // Each tab once its content arrived (the element that shows it is loaded).
+    const loaded: Record<string, string> = {
+      Settings: 'save-settings',
+      'Authorization codes': 'create-code',
+      Storage: 'stores',
+      'Audit log': 'audit-list',
+    }
+    for (const [tab, testId] of Object.entries(loaded)) {
       await page.getByRole('tab', { name: tab }).click()
+      await page.getByTestId(testId).waitFor()
       await page.locator('.panel [aria-busy]').waitFor({ state: 'detached' })
-      await page.locator('.panel').locator('form, ul, p').first().waitFor()
       const w = await page.evaluate(() => [
         document.documentElement.scrollWidth,
         document.documentElement.clientWidth,
       ])
       expect([tab, w[0]! <= w[1]!]).toEqual([tab, true])
       expect([tab, await axeAll(page)]).toEqual([tab, []])
+      await shot(page, `admin-${tab.split(' ')[0]!.toLowerCase()}-cards-390-light`)
     }
 
     // Deleting from the card works at this width too.
@@ -438,6 +456,7 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     await page.getByTestId('new-store-secretKey').fill('S3RVER')
     await page.getByTestId('new-store-test').click()
     await said(page, 'new-store-test-result', '写入测试文件时连接失败：无法连接服务器')
+    await shot(page, 'admin-storage-zh-1280-light')
     expect(await axeAll(page)).toEqual([])
     await page.evaluate(() => localStorage.clear())
     await context.close()
