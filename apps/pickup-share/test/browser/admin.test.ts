@@ -434,6 +434,11 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     expect(text).toContain(`Share ${code.slice(0, 4)}… deleted (1 file(s))`)
     expect(text).toContain('Authorization code issued (No size limit)')
     expect(text).toContain('Settings changed: Maximum expiry (days)')
+    // From the storage test: an edit logs what changed, nothing else.
+    expect(text).toContain('Storage instance photos added (Server folder)')
+    expect(text).toMatch(/Storage instance photos changed: quota 2 GB(?!,)/)
+    expect(text).toContain('Storage instance archive changed: quota 500 MB, disabled')
+    expect(text).not.toContain('connection settings')
     expect(text).not.toContain('admin.login')
     expect(text).not.toContain(code)
     expect(text).not.toContain(issued.body.id)

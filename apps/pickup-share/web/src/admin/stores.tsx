@@ -220,6 +220,21 @@ function StoreCard({
   )
 }
 
+/** Whether the form's connection settings differ from the stored ones (a typed secret always does). */
+function settingsChanged(next: Record<string, unknown>, store: StoreInstance): boolean {
+  // A setting left out means its default: the same as the form's default value.
+  const withDefault = (k: string, v: unknown) =>
+    v !== undefined ? v : k in DEFAULTS ? DEFAULTS[k] : k === 'pathStyle' || k === 'postPolicy' ? true : v
+  const keys = new Set([...Object.keys(next), ...Object.keys(store.settings)])
+  for (const k of keys) {
+    if (SECRETS.includes(k)) {
+      if (next[k] !== undefined) return true
+    } else if (withDefault(k, next[k]) !== withDefault(k, store.settings[k])) return true
+  }
+  return false
+}
+const SECRETS = ['token', 'accessKey', 'secretKey']
+
 /** Text fields of the connection settings, per kind (the checkboxes are handled apart). */
 const TEXT_FIELDS: Record<StoreKind, Array<{ key: string; label: Key; hint?: Key; secret?: true }>> = {
   blob: [],
@@ -354,13 +369,13 @@ function StoreForm({
     const found = check(false)
     if (Object.keys(found).length) return invalid(found)
     setErrors({})
-    const input: StoreInput = {
-      name: creating ? name : store.name,
-      quotaBytes: noQuota ? null : fromSizeField(quota.amount, quota.unit),
-      enabled,
-    }
+    const quotaBytes = noQuota ? null : fromSizeField(quota.amount, quota.unit)
+    const input: StoreInput = { name: creating ? name : store.name }
+    // An edit sends only what changed, so the audit log says what really changed.
+    if (creating || quotaBytes !== store.quotaBytes) input.quotaBytes = quotaBytes
+    if (creating || enabled !== store.enabled) input.enabled = enabled
     if (creating) input.kind = kind
-    if (editsSettings) input.settings = settings()
+    if (editsSettings && (creating || settingsChanged(settings(), store))) input.settings = settings()
     setBusy(true)
     try {
       await admin.saveStore(input)
