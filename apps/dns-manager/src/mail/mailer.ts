@@ -1,5 +1,5 @@
 import type { Logger } from '@quartet/core/log'
-import nodemailer from 'nodemailer'
+import type * as Nodemailer from 'nodemailer'
 import type { Mailer } from '../domain/ports.ts'
 
 /** How long one mail may take (connect, greet, send) before it counts as an outage. */
@@ -22,6 +22,9 @@ export function createMailer(options: {
         logger.info({ mail: { from, ...message } }, 'mail not sent (no SMTP_URL): written here instead')
       },
     }
+  // Loaded only when mail is configured: a service without SMTP_URL never evaluates nodemailer.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const nodemailer = require('nodemailer') as typeof Nodemailer
   const transport = nodemailer.createTransport(smtpUrl, {
     connectionTimeout: SMTP_TIMEOUT_MS,
     greetingTimeout: SMTP_TIMEOUT_MS,

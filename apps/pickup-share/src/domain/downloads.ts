@@ -292,6 +292,7 @@ export class DownloadTransfers {
 
   /** Whether the receiver may still come back to a share with no downloads left. */
   hasLive(key: TransferKey): Promise<boolean> {
-    return this.d.repo.hasLive(key, this.d.clock.now())
+    const now = this.d.clock.now()
+    return this.d.repo.hasLive(key, now, new Date(now.getTime() - OPENING_STALE_MS))
   }
 }

@@ -128,10 +128,21 @@ export class TransferRepository {
     return true
   }
 
-  /** Whether `key`'s receiver may still come back for free (a live, paid, incomplete transfer). */
-  async hasLive(key: TransferKey, now: Date): Promise<boolean> {
+  /**
+   * Whether `key`'s receiver may still come back for free: a live, paid, incomplete transfer, or
+   * one being opened right now (younger than `staleBefore`). The opening counts because it has
+   * already spent the share's last download: a parallel request of the same receiver that reads
+   * the share between that and the payment must go on to join it, not be told the share is gone.
+   */
+  async hasLive(key: TransferKey, now: Date, staleBefore: Date): Promise<boolean> {
     const n = await this.db.downloadTransfer.count({
-      where: { ...key, paid: true, complete: false, expiresAt: { gt: now } },
+      where: {
+        ...key,
+        OR: [
+          { paid: true, complete: false, expiresAt: { gt: now } },
+          { paid: false, openedAt: { gte: staleBefore } },
+        ],
+      },
     })
     return n > 0
   }

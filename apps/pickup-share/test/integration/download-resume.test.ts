@@ -1,8 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process'
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { quoteIdent } from '@quartet/core/db'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 // Issue 23 item 2: downloads can be resumed (curl -C -, a browser, a download manager's parallel
@@ -144,6 +145,44 @@ describe('one transfer spends one download', () => {
     const stored = path.join(h.config.BLOB_DIR, s.file.pathname)
     for (let i = 0; i < 100 && existsSync(stored); i++) await new Promise((r) => setTimeout(r, 20))
     expect(existsSync(stored)).toBe(false)
+  })
+
+  it('when a request reads a share whose last download another request of the same receiver is paying for right now, then it waits and joins that transfer instead of a 404', async () => {
+    // The moment between the opener spending the last download and marking its transfer paid,
+    // held open here: the opening row (as another replica inserts it) and the share used up.
+    const s = await share(MiB, 1)
+    const receiver = '203.0.113.77'
+    const schema = quoteIdent(deps.database.schema)
+    const shareId = (
+      await deps.db.$queryRawUnsafe<Array<{ id: string }>>(
+        `SELECT share_id AS id FROM ${schema}."share_file" WHERE pathname = $1`,
+        s.file.pathname,
+      )
+    )[0]!.id
+    const budget = 2 * MiB
+    await deps.db.$executeRawUnsafe(
+      `INSERT INTO ${schema}."download_transfer" (id, share_id, path, receiver, paid, budget, room, opened_at, expires_at)
+       VALUES ($1, $2, $3, $4, false, $5, $5, now(), now() + interval '1 hour')`,
+      randomUUID(),
+      shareId,
+      s.file.pathname,
+      receiver,
+      budget,
+    )
+    await deps.db.$executeRawUnsafe(`UPDATE ${schema}."share" SET remaining = 0 WHERE id = $1`, shareId)
+
+    const pending = get(s.url, { ...from(receiver), range: `bytes=0-${MiB - 1}` })
+    await new Promise((r) => setTimeout(r, 300))
+    await deps.db.$executeRawUnsafe(
+      `UPDATE ${schema}."download_transfer" SET paid = true WHERE share_id = $1 AND receiver = $2`,
+      shareId,
+      receiver,
+    )
+    const got = await pending
+    expect(got.status).toBe(206)
+    expect(got.body.equals(s.data)).toBe(true)
+    // Another receiver has no transfer: for it the share is used up.
+    expect((await get(s.url, from('198.51.100.10'))).status).toBe(404)
   })
 
   it('when a receiver keeps asking without finishing, then it gets at most size + slack bytes for its one download (64 KiB file: slack 32 KiB)', async () => {
