@@ -216,6 +216,16 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     await page.getByRole('button', { name: 'Test connection of archive' }).click()
     await said(page, 'store-test-archive', /^Connection works/)
 
+    // A built-in instance: only quota and enabled can change, and it has no Delete.
+    await page.getByRole('button', { name: 'Edit blob' }).click()
+    await page
+      .getByTestId('edit-blob-form')
+      .getByText(/^Built in: set by environment variables/)
+      .waitFor()
+    expect(await page.getByTestId('edit-blob-form').getByRole('textbox').count()).toBe(1) // the quota
+    expect(await page.getByRole('button', { name: 'Delete blob' }).count()).toBe(0)
+    await page.getByTestId('edit-blob-form').getByRole('button', { name: 'Cancel' }).click()
+
     // Edit: the quota becomes 2 GB; the bucket's keys stay (left empty).
     await page.getByRole('button', { name: 'Edit photos' }).click()
     await expect(page.getByTestId('edit-photos-quota').inputValue()).resolves.toBe('1')
@@ -231,6 +241,7 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
 
     await page.getByRole('button', { name: 'Edit archive' }).click()
     await shot(page, 'admin-storage-edit-1280-light')
+    expect(await axeAll(page)).toEqual([])
     await page.getByTestId('edit-archive-no-quota').uncheck()
     await page.getByTestId('edit-archive-quota').fill('500')
     await page.getByTestId('edit-archive-quota-unit').selectOption('MB')

@@ -437,9 +437,9 @@ function StoreForm({
       {creating ? (
         <h2 id={titleId}>{t('stores.add')}</h2>
       ) : (
-        <h3 id={titleId} class="small">
+        <h2 id={titleId} class="store-edit-title">
           {t('stores.editTitle', { name: store.name })}
-        </h3>
+        </h2>
       )}
       {!editsSettings && <p class="small muted">{t('stores.builtinNote')}</p>}
       <div class="grid">
