@@ -206,7 +206,7 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     await said(page, 'stores-message', 'Storage instance archive added.')
     await page.getByTestId('store-card-archive').waitFor()
     await expect(page.getByTestId('store-card-archive').textContent()).resolves.toContain(
-      'Credentials set: accessKey, secretKey',
+      'Credentials set: Access key, Secret key',
     )
     // Secrets are never sent back to the page (the form was emptied; the list has names only).
     expect(await page.content()).not.toContain('S3RVER')

@@ -129,6 +129,10 @@ function StoreCard({
 }) {
   const [test, setTest] = useState<Message | null>(null)
   const [testing, setTesting] = useState(false)
+  // A result belongs to the settings it was tested with: gone once the instance is edited.
+  useEffect(() => {
+    if (editing) setTest(null)
+  }, [editing])
   const id = `store-${s.id}`
   const taken = s.usedBytes + s.reservedBytes
   const runTest = async () => {
@@ -176,7 +180,13 @@ function StoreCard({
       </p>
       {where && <p class="small muted store-where">{where}</p>}
       {s.credentialsSet.length > 0 && (
-        <p class="small muted">{t('stores.credentials', { names: s.credentialsSet.join(', ') })}</p>
+        <p class="small muted">
+          {t('stores.credentials', {
+            names: s.credentialsSet
+              .map((k) => (SECRETS.includes(k) ? t(`stores.${k}` as Key) : k))
+              .join(', '),
+          })}
+        </p>
       )}
       {editing ? (
         <StoreForm store={s} onSaved={onSaved} onCancel={onCancel} onFailure={onFailure} />
