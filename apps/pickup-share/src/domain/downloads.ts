@@ -77,27 +77,6 @@ const OPENING_STALE_MS = 30_000
 /** How long a request waits for another request of its receiver to open the transfer. */
 const OPENING_WAIT_MS = 5_000
 const ABANDON_RETRY_MS = 500
-/** Refunds retried while the database cannot be reached: two minutes' worth. */
-const REFUND_RETRY_LIMIT = 240
-
-/**
- * Whether a failure certainly happened before a statement reached Postgres: the connection was
- * refused or could not be made (Prisma P1001, ECONNREFUSED), as opposed to a timeout, whose
- * statement may still run.
- */
-function neverReachedDatabase(err: unknown): boolean {
-  const seen = new Set<unknown>()
-  const queue: unknown[] = [err]
-  while (queue.length) {
-    const e = queue.shift() as
-      { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } } | undefined
-    if (!e || typeof e !== 'object' || seen.has(e)) continue
-    seen.add(e)
-    if (e.code === 'P1001' || e.code === 'ECONNREFUSED') return true
-    queue.push(e.cause, e.meta?.driverAdapterError?.cause)
-  }
-  return false
-}
 /** How long a request waits for the requests of its receiver and file ahead of it in this process. */
 const TURN_WAIT_MS = 2_000
 
@@ -152,20 +131,22 @@ export class DownloadTransfers {
    * Lets a request for `bytes` of a `size`-byte file through, or null when no download is left.
    * Requests of one receiver for one file take turns in this process (a download manager's
    * parallel first requests then open one transfer and join it without asking Postgres in a
-   * loop); across processes the opening row decides, and the others wait for it.
+   * loop); across processes the opening row decides, and the others wait for it. A `preview`
+   * opening gets room for one more copy of the file (the preview, then the Download for free).
    */
   async admit(
     share: { id: string; expiresAt: Date },
     key: TransferKey,
     size: number,
     bytes: number,
+    preview = false,
   ): Promise<Admission | null> {
     const id = `${key.shareId}\n${key.path}\n${key.receiver}`
     const before = this.turns.get(id) ?? Promise.resolve()
     // A turn is waited for at most TURN_WAIT_MS: when the requests ahead are slow (a database
     // stalling), the queue would otherwise grow without bound and hold each request for the sum
     // of theirs. Past it, 503 at once; the opening row still decides across processes.
-    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes))
+    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, preview))
     const settled = mine.catch(() => {})
     this.turns.set(id, settled)
     void settled.then(() => {
@@ -179,6 +160,7 @@ export class DownloadTransfers {
     key: TransferKey,
     size: number,
     bytes: number,
+    preview: boolean,
   ): Promise<Admission | null> {
     const waitUntil = Date.now() + OPENING_WAIT_MS
     for (let wait = 50; ; wait = Math.min(wait * 2, 400)) {
@@ -189,7 +171,9 @@ export class DownloadTransfers {
         return { transferId: joined, opened: false, reservation, bytes }
       }
       const id = randomUUID()
-      const budget = transferBudget(size, this.d.rule.slackBytes)
+      // A preview is this receiver's download of the file: the transfer it opens has room for the
+      // preview and then the Download (README "Previews": at most 2 × size + slack per download).
+      const budget = transferBudget(size, this.d.rule.slackBytes) + (preview ? size : 0)
       const expiresAt = new Date(Math.min(now.getTime() + this.d.rule.windowMs, share.expiresAt.getTime()))
       const stale = new Date(now.getTime() - OPENING_STALE_MS)
       const opening = await this.d.repo.beginOpening(id, key, budget, now, expiresAt, stale)
@@ -197,7 +181,10 @@ export class DownloadTransfers {
       if (opening === 'opened') {
         let reservation: Reservation | null
         try {
-          reservation = await this.d.gate.reserve(share.id, share.expiresAt)
+          // The download and the payment of this opening are one transaction (ShareRepository
+          // decrementRemaining): a failure leaves both undone, or — a commit whose answer was
+          // lost — both done, and the receiver's retry joins the paid transfer.
+          reservation = await this.d.gate.reserve(share.id, share.expiresAt, { transferId: id })
         } catch (err) {
           this.abandon(id)
           throw err
@@ -206,12 +193,19 @@ export class DownloadTransfers {
           this.abandon(id)
           return null
         }
+        let mine: boolean
         try {
-          await this.d.repo.paid(id, bytes)
+          mine = await this.d.repo.reserveIn(id, bytes, now)
         } catch (err) {
-          this.abandon(id)
-          this.refundUnpaid(share.id, reservation)
+          // Paid, with its whole budget: the receiver's retry joins it.
+          void this.d.gate.finish(share.id, reservation).catch(() => {})
           throw err
+        }
+        if (!mine) {
+          // Requests of this receiver on another replica took the paid room first (each a whole
+          // file): this one needs a transfer of its own, as if it had come after them.
+          void this.d.gate.finish(share.id, reservation).catch(() => {})
+          continue
         }
         return { transferId: id, opened: true, reservation, bytes }
       }
@@ -233,31 +227,15 @@ export class DownloadTransfers {
   /**
    * Removes an opening that will never be paid. It blocks the receiver's next requests until it
    * is gone (or stale after OPENING_STALE_MS), so when the database fails the delete too (the
-   * failure that ended the opening), it is retried every half second until it is done.
+   * failure that ended the opening), it is retried every half second until it is done. Only an
+   * unpaid opening is removed: one whose payment committed although its caller saw a failure is
+   * a transfer the receiver's retry joins.
    */
   private abandon(id: string): void {
     let tries = 0
     const attempt = () => {
-      this.d.repo.delete(id).catch(() => {
+      this.d.repo.deleteUnpaid(id).catch(() => {
         if (++tries < OPENING_STALE_MS / ABANDON_RETRY_MS) setTimeout(attempt, ABANDON_RETRY_MS).unref()
-      })
-    }
-    attempt()
-  }
-
-  /**
-   * Gives back a download reserved for an opening that failed to be paid (the database failed
-   * between the two). When the refund cannot reach the database either (the server is down:
-   * the statement never left this process, so it certainly did not apply), it is retried every
-   * half second until it is done, for as long as an opening may stay stale; a refund that timed
-   * out may have applied, and is not repeated (no download is given twice).
-   */
-  private refundUnpaid(shareId: string, reservation: Reservation): void {
-    let tries = 0
-    const attempt = () => {
-      this.d.gate.refund(shareId, reservation).catch((err: unknown) => {
-        if (neverReachedDatabase(err) && ++tries < REFUND_RETRY_LIMIT)
-          setTimeout(attempt, ABANDON_RETRY_MS).unref()
       })
     }
     attempt()

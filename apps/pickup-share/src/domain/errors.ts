@@ -35,6 +35,7 @@ export const shareErrorStatus = defineErrorCodes({
   store_builtin: 409,
   store_not_found: 404,
   store_in_use: 409,
+  preview_unavailable: 415,
 } as const)
 
 declare module '@quartet/core/errors' {

@@ -87,3 +87,47 @@ export function safeContentType(type: string): string {
   const base = type.split(';')[0]!.trim().toLowerCase()
   return INLINE_SAFE.has(base) ? base : 'application/octet-stream'
 }
+
+/** What the pickup page does with a preview: show text, an image, play audio or video, view a PDF. */
+export type PreviewKind = 'text' | 'image' | 'audio' | 'video' | 'pdf'
+
+/**
+ * The only types a preview is served as (README "Previews"): none of them is run as a page or
+ * script by a browser. Everything else (text/html, image/svg+xml, xml, javascript, …) is never
+ * previewed, only downloaded as an attachment.
+ */
+const PREVIEW_TYPES: Record<string, { kind: PreviewKind; contentType: string }> = {
+  'text/plain': { kind: 'text', contentType: 'text/plain; charset=utf-8' },
+  'image/png': { kind: 'image', contentType: 'image/png' },
+  'image/jpeg': { kind: 'image', contentType: 'image/jpeg' },
+  'image/gif': { kind: 'image', contentType: 'image/gif' },
+  'image/webp': { kind: 'image', contentType: 'image/webp' },
+  'image/avif': { kind: 'image', contentType: 'image/avif' },
+  'audio/mpeg': { kind: 'audio', contentType: 'audio/mpeg' },
+  'audio/ogg': { kind: 'audio', contentType: 'audio/ogg' },
+  'audio/wav': { kind: 'audio', contentType: 'audio/wav' },
+  'audio/x-wav': { kind: 'audio', contentType: 'audio/wav' },
+  'audio/webm': { kind: 'audio', contentType: 'audio/webm' },
+  'audio/mp4': { kind: 'audio', contentType: 'audio/mp4' },
+  'audio/aac': { kind: 'audio', contentType: 'audio/aac' },
+  'audio/flac': { kind: 'audio', contentType: 'audio/flac' },
+  'video/mp4': { kind: 'video', contentType: 'video/mp4' },
+  'video/webm': { kind: 'video', contentType: 'video/webm' },
+  'video/ogg': { kind: 'video', contentType: 'video/ogg' },
+  'application/pdf': { kind: 'pdf', contentType: 'application/pdf' },
+}
+
+/** The preview of a declared type, or null when it is never previewed. */
+export function previewOf(type: string): { kind: PreviewKind; contentType: string } | null {
+  return PREVIEW_TYPES[type.split(';')[0]!.trim().toLowerCase()] ?? null
+}
+
+/**
+ * The Content-Security-Policy of a preview response, for when it is opened on its own: nothing it
+ * could load or run. `sandbox` gives it a unique origin with no scripts, forms, popups or plugins'
+ * access to this site; only the pickup page may frame it. Chromium's PDF viewer runs in a
+ * sandboxed document (its viewer is an extension frame of its own; the browser test proves the
+ * PDF renders), so PDFs get the same policy.
+ */
+export const PREVIEW_POLICY =
+  "default-src 'none'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'; sandbox"

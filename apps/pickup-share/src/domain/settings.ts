@@ -31,6 +31,10 @@ export const ZSettings = z
     loginFailuresGlobal: int(1, 1_000_000).default(100),
     /** The longest wait between two checked logins while backing off. */
     loginBackoffMaxSeconds: int(1, 86_400).default(60),
+    /** The pickup page shows text, images, audio, video and PDF before download (README "Previews"). */
+    previewEnabled: z.boolean().default(true),
+    /** Files larger than this are never previewed, only downloaded. */
+    previewMaxBytes: int(1, Number.MAX_SAFE_INTEGER).default(20_971_520),
   })
   .strict()
   .superRefine((s, ctx) => {

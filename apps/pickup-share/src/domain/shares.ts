@@ -8,7 +8,7 @@ import type { ShareListQuery, ShareRecord, ShareRepository } from '../store/shar
 import type { AuthCodes } from './auth-codes.ts'
 import type { DownloadGate } from './download-gate.ts'
 import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, strongEtag } from './downloads.ts'
-import { choosePathname } from './filenames.ts'
+import { choosePathname, type PreviewKind, previewOf } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
 import { RESUMABLE_KINDS } from './resumable-uploads.ts'
 import type { SettingsService, TSettings } from './settings.ts'
@@ -79,6 +79,11 @@ export interface DownloadRequest {
   ifRange?: string | undefined
   /** A HEAD: the same answer without the body, counting nothing. */
   head?: boolean
+  /**
+   * A preview (GET /api/preview): only a type on the preview list, below the admin's size, while
+   * previews are on; counted as this receiver's download of the file (README "Previews").
+   */
+  preview?: boolean
 }
 
 export interface OpenDownload {
@@ -94,6 +99,8 @@ export interface OpenDownload {
   stream: Readable | null
   /** Call once when the response has ended (completed or aborted), with the body bytes sent. */
   done(written: number): Promise<void>
+  /** For a preview: how it is shown and the type it is served as. */
+  preview?: { kind: PreviewKind; contentType: string }
 }
 
 const DAY_MS = 86_400_000
@@ -465,6 +472,7 @@ export class ShareService {
     req: DownloadRequest,
   ): Promise<OpenDownload> {
     const size = file.size
+    const preview = req.preview ? await this.previewable(file) : undefined
     const etag = strongEtag(file)
     let range: ByteRange | null = null
     if (req.range !== undefined && ifRangeAllows(req.ifRange, etag)) {
@@ -478,7 +486,7 @@ export class ShareService {
         )
       range = asked
     }
-    const head = { name: file.name, type: file.type, size, etag, range }
+    const head = { name: file.name, type: file.type, size, etag, range, ...(preview ? { preview } : {}) }
     if (req.head) return { ...head, stream: null, done: async () => {} }
 
     const driver = await this.d.instances.driver(file.storeInstance)
@@ -492,6 +500,7 @@ export class ShareService {
         { shareId: share.id, path: file.pathname, receiver },
         size,
         bytes,
+        preview !== undefined,
       )
       if (!admission) throw shareNotFound()
     }
@@ -516,11 +525,31 @@ export class ShareService {
       done: async (written) => {
         if (finished || !admission) return
         finished = true
-        const sentLastByte = written === bytes && (range === null || range.end === size - 1)
+        // A preview never completes its transfer: the Download after it is still free.
+        const sentLastByte = !preview && written === bytes && (range === null || range.end === size - 1)
         if (await this.d.transfers.finish(share, admission, written, sentLastByte, size))
           await this.removeShare(share.id)
       },
     }
+  }
+
+  /** A file may be previewed: previews on, its type on the list, at most the admin's size. */
+  private async previewable(file: { type: string; size: number }) {
+    const s = await this.d.settings.get()
+    if (!s.previewEnabled)
+      throw new ApiError('preview_unavailable', 'previews are switched off on this server')
+    const preview = previewOf(file.type)
+    if (!preview)
+      throw new ApiError('preview_unavailable', `files of type ${file.type} are not previewed; download it`, {
+        reason: 'type',
+      })
+    if (file.size > s.previewMaxBytes)
+      throw new ApiError(
+        'preview_unavailable',
+        `files larger than ${s.previewMaxBytes} bytes are not previewed; download it`,
+        { reason: 'size', previewMaxBytes: s.previewMaxBytes },
+      )
+    return preview
   }
 
   listShares(query: Omit<ShareListQuery, 'now'>) {

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import {
   asciiFallbackName,
   downloadName,
+  PREVIEW_POLICY,
   safeContentType,
   ZFileName,
   ZMediaType,
@@ -136,6 +137,35 @@ export const shareOperations: OperationDoc[] = [
     },
   },
   {
+    method: 'get',
+    path: '/api/preview',
+    operationId: 'preview',
+    summary:
+      'Show one file of a share inline: only text/plain, PNG/JPEG/GIF/WebP/AVIF, audio, video and PDF below the admin size, while previews are on. Counted as this receiver\'s download of the file; the Download after it within the resume window is free (README "Previews")',
+    tags: ['public'],
+    request: downloadSchemas,
+    responses: {
+      200: {
+        description:
+          'the file inline, Content-Type from the allow list (text as text/plain; charset=utf-8), nosniff, CSP default-src none + sandbox',
+        contentType: 'application/octet-stream',
+        schema: z.string(),
+      },
+      206: {
+        description: 'one range (media seeking)',
+        contentType: 'application/octet-stream',
+        schema: z.string(),
+      },
+      404: { description: 'unknown code, used up, or a path not in the share' },
+      415: {
+        description:
+          'preview_unavailable: previews are off, the type is not on the list (html, svg, …: download it) or the file is above the size',
+      },
+      416: { description: 'the range lies outside the file' },
+      429: { description: 'too many failed attempts (Retry-After)' },
+    },
+  },
+  {
     method: 'head',
     path: '/api/download',
     operationId: 'downloadHead',
@@ -180,11 +210,14 @@ export function registerShare(app: Express, s: Services): void {
   // (206/416 for a Range too) and counts nothing.
   app.head('/api/download', validate(downloadSchemas), (req, res) => download(req, res, true))
   app.get('/api/download', validate(downloadSchemas), (req, res) => download(req, res, false))
+  // Previews (README "Previews"): the same counted transfer, served inline from an allow list.
+  app.head('/api/preview', validate(downloadSchemas), (req, res) => download(req, res, true, true))
+  app.get('/api/preview', validate(downloadSchemas), (req, res) => download(req, res, false, true))
 
-  async function download(req: Request, res: Response, head: boolean): Promise<void> {
+  async function download(req: Request, res: Response, head: boolean, preview = false): Promise<void> {
     const { query } = inputOf(downloadSchemas, req)
     const receiver = clientKey(req, s)
-    const request = { range: req.get('range'), ifRange: req.get('if-range'), head }
+    const request = { range: req.get('range'), ifRange: req.get('if-range'), head, preview }
     const file =
       query.token !== undefined
         ? await s.shares.openDownloadByLink(query.token, query.path, receiver, request)
@@ -193,11 +226,17 @@ export function registerShare(app: Express, s: Services): void {
     res.status(file.range ? 206 : 200).set({
       'Accept-Ranges': 'bytes',
       ETag: file.etag,
-      'Content-Type': safeContentType(file.type),
+      'Content-Type': file.preview ? file.preview.contentType : safeContentType(file.type),
       'Content-Length': String(length),
-      'Content-Disposition': attachmentHeader(file.name),
+      'Content-Disposition': file.preview ? inlineHeader(file.name) : attachmentHeader(file.name),
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store',
+      ...(file.preview
+        ? {
+            'Content-Security-Policy': PREVIEW_POLICY,
+            'Cross-Origin-Resource-Policy': 'same-origin',
+          }
+        : {}),
       ...(file.range ? { 'Content-Range': `bytes ${file.range.start}-${file.range.end}/${file.size}` } : {}),
     })
     if (!file.stream) {
@@ -232,4 +271,10 @@ class ByteCounter extends Transform {
 export function attachmentHeader(name: string): string {
   const shown = downloadName(name)
   return contentDisposition(shown, { type: 'attachment', fallback: asciiFallbackName(shown) })
+}
+
+/** A preview is shown, not saved; its name is still the one a Save As offers. */
+function inlineHeader(name: string): string {
+  const shown = downloadName(name)
+  return contentDisposition(shown, { type: 'inline', fallback: asciiFallbackName(shown) })
 }

@@ -44,7 +44,15 @@ export const ZSiteInfo = z.object({
   maxFileSizeBytes: z.number().int(),
   codeLength: z.number().int(),
   unlimitedEnabled: z.boolean(),
+  /** Whether the pickup page shows previews, and up to which size (README "Previews"). */
+  previewEnabled: z.boolean(),
+  previewMaxBytes: z.number().int(),
+  /** The most text (UTF-8 bytes) the send page takes in its text box (README "Text shares"). */
+  textMaxBytes: z.number().int(),
 })
+
+/** Text typed or pasted into the send page: 1 MiB of UTF-8 (and never above maxFileSizeBytes). */
+export const TEXT_MAX_BYTES = 1_048_576
 
 export const webOperations: OperationDoc[] = [
   {
@@ -69,6 +77,9 @@ export function registerWeb(app: Express, s: Services): void {
       maxFileSizeBytes: settings.maxFileSizeBytes,
       codeLength: settings.codeLength,
       unlimitedEnabled: settings.unlimitedEnabled,
+      previewEnabled: settings.previewEnabled,
+      previewMaxBytes: settings.previewMaxBytes,
+      textMaxBytes: Math.min(TEXT_MAX_BYTES, settings.maxFileSizeBytes),
     } satisfies z.infer<typeof ZSiteInfo>)
   })
 

@@ -161,8 +161,15 @@ describeBrowser('pages in a real browser (chromium)', () => {
     await page.getByTestId('pickup-link').click()
     await page.getByTestId('manifest').waitFor()
     const token = link.split('#')[1]!
-    expect(sent.filter((u) => u.includes(token) && !u.includes('/api/download?token='))).toEqual([])
-    await expect(page.getByTestId('remaining').textContent()).resolves.toBe('3')
+    expect(
+      sent.filter(
+        (u) => u.includes(token) && !u.includes('/api/download?token=') && !u.includes('/api/preview?token='),
+      ),
+    ).toEqual([])
+    // The text file is shown on the page (README "Previews"): that is its download for this
+    // receiver, and its Download below is free.
+    await page.getByTestId('preview-text').waitFor()
+    await expect(page.getByTestId('remaining').textContent()).resolves.toBe('2')
     const rows = await page.getByTestId('manifest').locator('li').allTextContents()
     expect(rows[0]).toContain('photo data.bin')
     expect(rows[0]).toContain('3 MB')

@@ -59,6 +59,7 @@ describe('pickup-share skeleton', () => {
       '/api/blob/upload',
       '/api/blob/vercel/',
       '/api/download',
+      '/api/preview',
       '/api/repo/upload',
       '/api/share',
       '/api/site',

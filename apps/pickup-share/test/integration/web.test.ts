@@ -93,7 +93,10 @@ describe('web pages: GET /api/site', () => {
       'maxDownloadsCap',
       'maxExpireDays',
       'maxFileSizeBytes',
+      'previewEnabled',
+      'previewMaxBytes',
       'stores',
+      'textMaxBytes',
       'unlimitedEnabled',
     ])
     await h.services.settings.update({ maxExpireDays: 12, codeLength: 10, unlimitedEnabled: true })

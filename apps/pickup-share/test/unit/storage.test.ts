@@ -86,6 +86,8 @@ describe('settings', () => {
       loginFailuresPerAccount: 20,
       loginFailuresGlobal: 100,
       loginBackoffMaxSeconds: 60,
+      previewEnabled: true,
+      previewMaxBytes: 20_971_520,
     })
   })
 })

@@ -23,6 +23,10 @@ export interface SiteInfo {
   maxFileSizeBytes: number
   codeLength: number
   unlimitedEnabled: boolean
+  previewEnabled: boolean
+  previewMaxBytes: number
+  /** The most UTF-8 bytes of text the send page takes. */
+  textMaxBytes: number
 }
 
 export interface UploadGrant {
@@ -122,6 +126,10 @@ export const take = (access: Access) =>
 export const downloadUrl = (access: Access, path: string) =>
   `/api/download?${new URLSearchParams({ ...access, path }).toString()}`
 
+/** A file shown inline (README "Previews"): counted as this receiver's download of it. */
+export const previewUrl = (access: Access, path: string) =>
+  `/api/preview?${new URLSearchParams({ ...access, path }).toString()}`
+
 /**
  * Sends the file exactly as the permission says (a PUT with headers, or a POST policy form with
  * the file last) through XMLHttpRequest, whose upload progress events are the real bytes sent.
@@ -190,6 +198,8 @@ export type Settings = {
   loginFailuresPerAccount: number
   loginFailuresGlobal: number
   loginBackoffMaxSeconds: number
+  previewEnabled: boolean
+  previewMaxBytes: number
 }
 
 export interface AdminShare {

@@ -1,13 +1,16 @@
 import { adminEn, adminZh } from './admin/strings.ts'
+import { textShareEn, textShareZh } from './i18n-text.ts'
 
 /** English and Simplified Chinese. The browser's languages choose by default; the switch is remembered. */
 export type Lang = 'en' | 'zh-CN'
+
 export const LANGS: Array<{ id: Lang; label: string }> = [
   { id: 'en', label: 'English' },
   { id: 'zh-CN', label: '简体中文' },
 ]
 
 const en = {
+  ...textShareEn,
   'app.name': 'Pickup Share',
   'nav.send': 'Send',
   'nav.pickup': 'Pick up',
@@ -56,7 +59,7 @@ const en = {
   'send.resumes': 'Resumes where it stopped.',
   'send.cancel': 'Cancel the upload of {name}',
   'send.tooLarge': '{name} is larger than the limit of {max}.',
-  'send.needFiles': 'Choose at least one file.',
+  'send.needFiles': 'Choose at least one file, or enter a text.',
   'send.needAuthCode': 'Enter the authorization code for unlimited mode.',
   'send.rangeError': 'Enter a whole number from {min} to {max}.',
   'send.maxSize': 'Up to {max} per file.',
@@ -202,6 +205,7 @@ const en = {
 export type Key = keyof typeof en
 
 const zh: Record<Key, string> = {
+  ...textShareZh,
   'app.name': '取件分享',
   'nav.send': '发送',
   'nav.pickup': '取件',
@@ -250,7 +254,7 @@ const zh: Record<Key, string> = {
   'send.resumes': '将从中断处继续上传。',
   'send.cancel': '取消上传 {name}',
   'send.tooLarge': '{name} 超过了 {max} 的大小限制。',
-  'send.needFiles': '请至少选择一个文件。',
+  'send.needFiles': '请至少选择一个文件，或输入文字。',
   'send.needAuthCode': '无限制模式需要填写授权码。',
   'send.rangeError': '请输入 {min} 至 {max} 之间的整数。',
   'send.maxSize': '每个文件最大 {max}。',

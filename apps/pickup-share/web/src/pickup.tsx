@@ -1,6 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { type Access, ApiFailure, downloadUrl, LINK_TOKEN, type Manifest, siteInfo, take } from './api.ts'
+import {
+  type Access,
+  ApiFailure,
+  downloadUrl,
+  LINK_TOKEN,
+  type Manifest,
+  type SiteInfo,
+  siteInfo,
+  take,
+} from './api.ts'
 import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
+import { FilePreview, previewKind } from './preview.tsx'
 import { Alert, describeFailure } from './ui.tsx'
 
 type Problem = { kind: 'format' | 'notFound' | 'rateLimited' | 'exhausted' | 'other'; text: string }
@@ -11,6 +21,9 @@ export function PickupPage() {
   const initialToken = LINK_TOKEN.test(linkToken) ? linkToken : null
   const initial = initialToken ? '' : (new URLSearchParams(location.search).get('code') ?? '')
   const [codeLength, setCodeLength] = useState<number | null>(null)
+  const [site, setSite] = useState<SiteInfo | null>(null)
+  // Files this page has counted a download of: shown (their Download is still free) or downloaded.
+  const [counted, setCounted] = useState<ReadonlyMap<string, 'shown' | 'downloaded'>>(new Map())
   const [code, setCode] = useState(initial.replace(/\D/g, ''))
   const [busy, setBusy] = useState(false)
   const [problem, setProblem] = useState<Problem | null>(null)
@@ -24,7 +37,10 @@ export function PickupPage() {
 
   useEffect(() => {
     siteInfo()
-      .then((s) => setCodeLength(s.codeLength))
+      .then((s) => {
+        setSite(s)
+        setCodeLength(s.codeLength)
+      })
       .catch(() => setCodeLength(8))
   }, [])
 
@@ -61,6 +77,7 @@ export function PickupPage() {
     setBusy(true)
     try {
       const answer = await take({ code: value })
+      setCounted(new Map())
       setShare({ ...answer, access: { code: value } })
       history.replaceState(null, '', `/pickup?code=${value}`)
     } catch (err) {
@@ -76,6 +93,7 @@ export function PickupPage() {
     setBusy(true)
     try {
       const answer = await take({ token })
+      setCounted(new Map())
       setShare({ ...answer, access: { token } })
     } catch (err) {
       // The link is dead (used up, expired, deleted) or mistyped: the code field stays usable.
@@ -85,16 +103,26 @@ export function PickupPage() {
     }
   }
 
-  const downloaded = () => {
-    // One download is counted per click; the server has the last word, the page shows what's left.
-    if (!share || share.remaining === null) return
-    const remaining = Math.max(0, share.remaining - 1)
-    setShare({ ...share, remaining })
-    if (remaining === 0) setProblem({ kind: 'exhausted', text: t('pickup.exhausted') })
+  // One download is counted per file for this receiver, whether shown or downloaded (README
+  // "Previews"); the server has the last word, the page shows what's left.
+  const count = (path: string, byDownload: boolean) => {
+    const before = counted.get(path)
+    setCounted((old) => new Map(old).set(path, byDownload ? 'downloaded' : (old.get(path) ?? 'shown')))
+    // A preview after anything, or the Download after a preview, spends nothing more.
+    if (byDownload ? before === 'shown' : before !== undefined) return
+    setShare((old) => {
+      if (!old || old.remaining === null) return old
+      const remaining = Math.max(0, old.remaining - 1)
+      if (remaining === 0 && byDownload) setProblem({ kind: 'exhausted', text: t('pickup.exhausted') })
+      return { ...old, remaining }
+    })
   }
 
   if (share) {
     const exhausted = share.remaining === 0
+    const previews = share.manifest.files.filter((f) => previewKind(f, site) !== null).length
+    // Shown at once when every preview can be paid for; otherwise each behind a Show button.
+    const autoPreview = share.remaining === null || share.remaining >= previews
     return (
       <section aria-labelledby="share-title">
         <h1 id="share-title" ref={heading} tabIndex={-1}>
@@ -116,27 +144,46 @@ export function PickupPage() {
           </Alert>
         )}
         <h2>{t('pickup.files')}</h2>
+        {previews > 0 && share.remaining !== null && (
+          <p class="muted small" data-testid="preview-note">
+            {t('preview.note')}
+          </p>
+        )}
         <ul class="files card" data-testid="manifest">
-          {share.manifest.files.map((f) => (
-            <li key={f.path} class="file-row">
-              <span class="file-name">{f.name}</span>
-              <span class="muted small">{formatBytes(f.size)}</span>
-              {exhausted ? (
-                <span class="muted small">{t('pickup.exhausted')}</span>
-              ) : (
-                <a
-                  class="button"
-                  href={downloadUrl(share.access, f.path)}
-                  download={f.name}
-                  aria-label={t('pickup.downloadName', { name: f.name })}
-                  onClick={downloaded}
-                  data-testid="download"
-                >
-                  {t('pickup.download')}
-                </a>
-              )}
-            </li>
-          ))}
+          {share.manifest.files.map((f) => {
+            const kind = previewKind(f, site)
+            return (
+              <li key={f.path}>
+                <div class="file-row">
+                  <span class="file-name">{f.name}</span>
+                  <span class="muted small">{formatBytes(f.size)}</span>
+                  {exhausted && counted.get(f.path) !== 'shown' ? (
+                    <span class="muted small">{t('pickup.exhausted')}</span>
+                  ) : (
+                    <a
+                      class="button"
+                      href={downloadUrl(share.access, f.path)}
+                      download={f.name}
+                      aria-label={t('pickup.downloadName', { name: f.name })}
+                      onClick={() => count(f.path, true)}
+                      data-testid="download"
+                    >
+                      {t('pickup.download')}
+                    </a>
+                  )}
+                </div>
+                {kind && (!exhausted || counted.has(f.path)) && (
+                  <FilePreview
+                    access={share.access}
+                    file={f}
+                    kind={kind}
+                    auto={autoPreview || counted.has(f.path)}
+                    onCounted={(path) => count(path, false)}
+                  />
+                )}
+              </li>
+            )
+          })}
         </ul>
         <p>
           <a

@@ -11,6 +11,7 @@ import {
 } from './api.ts'
 import { formatBytes, formatDate, formatDuration, t } from './i18n.ts'
 import { findResumable, forgetResumable, sendResumable } from './resumable.ts'
+import { TextComposer, textFile, usePaste, utf8Bytes } from './text-share.tsx'
 import { Alert, CopyButton, describeFailure, QrCode } from './ui.tsx'
 
 interface Item {
@@ -73,6 +74,8 @@ export function SendPage() {
   const [error, setError] = useState<string | null>(null)
   const [result, setResult] = useState<Result | null>(null)
   const [dragging, setDragging] = useState(false)
+  const [text, setText] = useState('')
+  const [pasted, setPasted] = useState<number | null>(null)
   const input = useRef<HTMLInputElement>(null)
   const resultHeading = useRef<HTMLHeadingElement>(null)
 
@@ -91,10 +94,23 @@ export function SendPage() {
     if (result) resultHeading.current?.focus()
   }, [result])
 
+  // Ctrl/Cmd+V anywhere: clipboard files and images join the list, text goes to the text box.
+  usePaste(
+    (files) => {
+      addFiles(files)
+      setPasted(files.length)
+    },
+    (pastedText) => {
+      setText((old) => old + pastedText)
+      document.getElementById('share-text')?.focus()
+    },
+    !!site && !result && phase === 'edit',
+  )
+
   if (loadError) return <Alert kind="error">{loadError}</Alert>
   if (!site) return <p aria-busy="true">{t('common.loading')}</p>
 
-  const addFiles = (list: FileList | null) => {
+  function addFiles(list: FileList | File[] | null) {
     if (!list?.length) return
     const added = [...list].map((file) => ({ id: nextId++, file, sent: 0, state: 'waiting' as const }))
     setItems((old) => [...old, ...added])
@@ -108,6 +124,7 @@ export function SendPage() {
 
   const busy = phase !== 'edit'
   const unlimited = unlimitedDownloads || noSizeLimit
+  const textBytes = utf8Bytes(text)
   const totalSize = items.reduce((sum, it) => sum + it.file.size, 0)
   const expireNum = Number(expireDays)
   const downloadsNum = Number(maxDownloads)
@@ -119,21 +136,33 @@ export function SendPage() {
   const submit = async (e: Event) => {
     e.preventDefault()
     setError(null)
-    if (!items.length) return setError(t('send.needFiles'))
+    if (!items.length && !text.trim()) return setError(t('send.needFiles'))
     if (expireInvalid || downloadsInvalid) return
+    if (textBytes > site.textMaxBytes)
+      return setError(
+        t('text.tooLarge', { size: formatBytes(textBytes), max: formatBytes(site.textMaxBytes) }),
+      )
     if (unlimited && !authCode.trim()) return setError(t('send.needAuthCode'))
-    const tooLarge = !noSizeLimit && items.find((it) => it.file.size > site.maxFileSizeBytes)
+    // The text becomes a file of the share, like any other (README "Text shares").
+    const all: Item[] = text.trim()
+      ? [...items, { id: nextId++, file: textFile(text), sent: 0, state: 'waiting' }]
+      : items
+    const tooLarge = !noSizeLimit && all.find((it) => it.file.size > site.maxFileSizeBytes)
     if (tooLarge)
       return setError(
         t('send.tooLarge', { name: tooLarge.file.name, max: formatBytes(site.maxFileSizeBytes) }),
       )
 
     setPhase('uploading')
+    if (all !== items) {
+      setItems(all)
+      setText('')
+    }
     const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
     type Uploaded = { name: string; size: number; type: string; pathname: string; store: StoreKind }
     const uploaded = new Map<number, Uploaded>()
     // Every attempt uploads every file again: a permission's file can join one share only.
-    const queue = [...items]
+    const queue = [...all]
     let failed = false
     const cancelled = new Set<number>()
     const worker = async () => {
@@ -208,7 +237,7 @@ export function SendPage() {
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
-    const sharing = items.filter((it) => !cancelled.has(it.id))
+    const sharing = all.filter((it) => !cancelled.has(it.id))
     if (!failed && sharing.length === 0) return setPhase('edit')
     if (failed) {
       setPhase('edit')
@@ -242,6 +271,8 @@ export function SendPage() {
 
   const reset = () => {
     setItems([])
+    setText('')
+    setPasted(null)
     setResult(null)
     setAuthCode('')
   }
@@ -326,6 +357,12 @@ export function SendPage() {
             </p>
             <p class="muted small">{t('send.maxSize', { max: formatBytes(site.maxFileSizeBytes) })}</p>
           </div>
+          <TextComposer value={text} onInput={setText} maxBytes={site.textMaxBytes} disabled={busy} />
+          {pasted !== null && (
+            <p class="muted small" role="status" data-testid="pasted">
+              {t('text.pasted', { count: pasted })}
+            </p>
+          )}
           {items.length ? (
             <>
               <p class="muted small" aria-live="polite">

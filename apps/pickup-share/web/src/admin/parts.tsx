@@ -118,12 +118,14 @@ export function toSizeField(bytes: number): { amount: string; unit: SizeUnit } {
   return { amount: trimNumber(bytes / UNIT_BYTES.MB), unit: 'MB' }
 }
 
-const trimNumber = (n: number) => String(Math.round(n * 100) / 100)
+/** Two decimals, or up to six for a size under 0.01 MB (so it never shows as 0). */
+const trimNumber = (n: number) =>
+  String(n >= 0.01 || n === 0 ? Math.round(n * 100) / 100 : Math.round(n * 1e6) / 1e6)
 
-/** The bytes of what was typed ("1.5" GB → 1610612736), or null when it is not a size above 0. */
+/** The bytes of what was typed ("1.5" GB → 1610612736; up to 6 decimals), or null when it is not a size above 0. */
 export function fromSizeField(amount: string, unit: SizeUnit): number | null {
   const raw = amount.trim().replace(',', '.')
-  if (!/^\d+(\.\d{1,2})?$/.test(raw)) return null
+  if (!/^\d+(\.\d{1,6})?$/.test(raw)) return null
   const bytes = Math.round(Number(raw) * UNIT_BYTES[unit])
   return bytes >= 1 && bytes <= Number.MAX_SAFE_INTEGER ? bytes : null
 }

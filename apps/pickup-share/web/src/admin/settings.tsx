@@ -33,6 +33,14 @@ export const NUMBER_SETTINGS: Array<{
     label: 'settings.maxFileSize',
   },
   { group: 'limits', key: 'codeLength', min: 6, max: 12 },
+  {
+    group: 'limits',
+    key: 'previewMaxBytes',
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    size: true,
+    label: 'settings.previewMaxSize',
+  },
   { group: 'guessing', key: 'takeFailuresPerIp', min: 1, max: 1_000_000 },
   { group: 'guessing', key: 'takeFailuresGlobal', min: 1, max: 100_000_000 },
   { group: 'guessing', key: 'takeFailureWindowSeconds', min: 1, max: 86_400 },
@@ -47,6 +55,7 @@ export const NUMBER_SETTINGS: Array<{
 /** On/off settings, shown after the numbers of their group. */
 export const SWITCH_SETTINGS: Array<{ group: Group; key: keyof Settings; label?: Key }> = [
   { group: 'limits', key: 'unlimitedEnabled' },
+  { group: 'limits', key: 'previewEnabled' },
 ]
 
 type NumberSetting = (typeof NUMBER_SETTINGS)[number]
@@ -61,6 +70,11 @@ const rangeMessage = (f: NumberSetting) =>
 export function SettingsPanel({ onFailure }: PanelProps) {
   const [values, setValues] = useState<Record<string, string> | null>(null)
   const [units, setUnits] = useState<Record<string, SizeUnit>>({})
+  // The stored bytes behind each size as first shown: sent back as they were when left untouched
+  // (a size that MB with decimals cannot say exactly is not changed by saving the form).
+  const [shownSizes, setShownSizes] = useState<
+    Record<string, { amount: string; unit: SizeUnit; bytes: number }>
+  >({})
   const [switches, setSwitches] = useState<Record<string, boolean>>({})
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null)
@@ -70,16 +84,19 @@ export function SettingsPanel({ onFailure }: PanelProps) {
   const load = (s: Settings) => {
     const v: Record<string, string> = {}
     const u: Record<string, SizeUnit> = {}
+    const shown: Record<string, { amount: string; unit: SizeUnit; bytes: number }> = {}
     for (const f of NUMBER_SETTINGS) {
       const n = Number(s[f.key])
       if (f.size) {
-        const shown = toSizeField(n)
-        v[f.key] = shown.amount
-        u[f.key] = shown.unit
+        const field = toSizeField(n)
+        v[f.key] = field.amount
+        u[f.key] = field.unit
+        shown[f.key] = { ...field, bytes: n }
       } else v[f.key] = String(n)
     }
     setValues(v)
     setUnits(u)
+    setShownSizes(shown)
     setSwitches(Object.fromEntries(SWITCH_SETTINGS.map((f) => [f.key, Boolean(s[f.key])])))
   }
   useEffect(() => {
@@ -116,8 +133,12 @@ export function SettingsPanel({ onFailure }: PanelProps) {
     const patch: Record<string, number | boolean> = { ...switches }
     for (const f of NUMBER_SETTINGS) {
       const raw = values[f.key]!.trim()
+      const unit = units[f.key] ?? 'MB'
+      const untouched = shownSizes[f.key]
       const n = f.size
-        ? fromSizeField(raw, units[f.key] ?? 'MB')
+        ? untouched && untouched.amount === raw && untouched.unit === unit
+          ? untouched.bytes
+          : fromSizeField(raw, unit)
         : raw && /^\d+$/.test(raw)
           ? Number(raw)
           : null

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { admin, type AdminShare } from '../api.ts'
 import { formatBytes, formatDate, t } from '../i18n.ts'
 import { Alert } from '../ui.tsx'
+import { TextBadge } from '../text-share.tsx'
 import type { PanelProps } from './panel.ts'
 import { type Column, DataList } from './parts.tsx'
 
@@ -134,7 +135,11 @@ export function SharesPanel({ onFailure }: PanelProps) {
           rows={data.items}
           rowKey={(s) => s.code}
           titleLabel={t('shares.code')}
-          title={(s) => <span class="mono">{s.code}</span>}
+          title={(s) => (
+            <>
+              <span class="mono">{s.code}</span> <TextBadge files={s.files} />
+            </>
+          )}
           columns={shareColumns()}
           actions={(s) => (
             <button

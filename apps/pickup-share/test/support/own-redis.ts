@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { RedisKeyValueStore } from '@quartet/core/kv'
+import { type OwnRedis, startOwnRedis } from '@quartet/core/testing'
+import { type Harness, startHarness, type testDeps } from './harness.ts'
+
+const REDIS_SERVER = '/usr/bin/redis-server'
+
+/**
+ * STYLE 17: faults with a real process. A `redis-server` of the test's own (never the shared one)
+ * that the test freezes (SIGSTOP) and stops while pickup-share uses it. `describe` skips the
+ * suite, saying so, where Debian's redis-server is missing.
+ */
+export function describeOwnRedis(title: string, suite: () => void): void {
+  if (!existsSync(REDIS_SERVER)) {
+    console.warn(`${title}: SKIPPED, ${REDIS_SERVER} is missing (apt-get install redis-server)`)
+    describe.skip(title, suite)
+    return
+  }
+  describe(title, suite)
+}
+
+export interface OwnRedisHarness {
+  h: Harness
+  redis: OwnRedis
+}
+
+/**
+ * The app on a Redis of the test's own, for beforeAll; the returned `close` for afterAll ends
+ * the app, the server (thawed first, should the test have left it frozen) and the client.
+ */
+export async function harnessOnOwnRedis(
+  deps: ReturnType<typeof testDeps>,
+  keyPrefix: string,
+): Promise<OwnRedisHarness & { close(): Promise<void> }> {
+  const redis = await startOwnRedis()
+  const kv = RedisKeyValueStore.connect(redis.url, keyPrefix)
+  const h = await startHarness(deps, { kv })
+  return {
+    h,
+    redis,
+    close: async () => {
+      await h.close()
+      redis.thaw()
+      await redis.stop()
+      const ended = new Promise((resolve) => kv.redis.once('end', resolve))
+      kv.redis.disconnect()
+      await Promise.race([ended, sleep(2000)])
+    },
+  }
+}
+
+export async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now()
+  const result = await f()
+  return [result, performance.now() - started]
+}
