@@ -1,3 +1,4 @@
+import { adminEn, adminZh } from './admin/strings.ts'
 import { textShareEn, textShareZh } from './i18n-text.ts'
 
 /** English and Simplified Chinese. The browser's languages choose by default; the switch is remembered. */
@@ -196,6 +197,9 @@ const en = {
   'audit.ip': 'Address',
   'audit.target': 'Target',
   'audit.empty': 'No entries.',
+
+  // --- admin area, issue 20 (storage instances, phone layout, sizes, audit in words): admin/strings.ts
+  ...adminEn,
 }
 
 export type Key = keyof typeof en
@@ -386,6 +390,9 @@ const zh: Record<Key, string> = {
   'audit.ip': '地址',
   'audit.target': '对象',
   'audit.empty': '没有记录。',
+
+  // --- admin area, issue 20: admin/strings.ts
+  ...adminZh,
 }
 
 const tables: Record<Lang, Record<Key, string>> = { en, 'zh-CN': zh }
