@@ -17,7 +17,7 @@ import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restHotRoutes, restRouter } from './http/rest.ts'
-import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
+import { rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
@@ -153,7 +153,10 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       trustProxy: config.TRUST_PROXY,
       bodyLimit: config.BODY_LIMIT,
       metricsToken: config.METRICS_TOKEN,
-      hotRoutes: restHotRoutes(operations, pipeline, PREFIXES),
+      hotRoutes: [
+        ...restHotRoutes(operations, pipeline, PREFIXES),
+        ...rpcHotRoutes(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH }, PREFIXES),
+      ],
       // The back office's pages: scripts and styles from this site only, no framing.
       helmet: webHelmetOptions(),
       readiness: {
