@@ -109,11 +109,15 @@ export interface HotRoute {
   bodyError?(err: unknown, req: IncomingMessage, headers: HeaderSink): HotAnswer
 }
 
-/** A hot route's answer other than a 200 with a JSON body: a status, and a JSON body or none. */
+/**
+ * A hot route's answer other than a 200 with a JSON body: a status, and a JSON body or none, or
+ * the JSON text as already serialised (`text`, which then wins over `body`).
+ */
 export class HotAnswer {
   constructor(
     readonly status: number,
     readonly body?: unknown,
+    readonly text?: string,
   ) {}
 }
 
@@ -334,7 +338,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         if (payload === undefined) throw new Error(`hot route ${route.path} resolved without a body`)
         if (payload instanceof HotAnswer) {
           status = payload.status
-          body = payload.body === undefined ? undefined : JSON.stringify(payload.body)
+          body = payload.text ?? (payload.body === undefined ? undefined : JSON.stringify(payload.body))
         } else body = JSON.stringify(payload)
       } catch (err) {
         const answer = errorAnswer(options.envelope, err, req)
