@@ -38,7 +38,9 @@ afterAll(async () => {
 
 /** One replica: its own database pool and Redis connection, the cache on (entries live up to 10 min). */
 function replica() {
-  const kv = RedisKeyValueStore.connect(redis.url, prefix)
+  // A generous command timeout: a loaded machine's slow Redis answer would otherwise skip the
+  // cache for that request (as it must in production), which is not what these tests are about.
+  const kv = RedisKeyValueStore.connect(redis.url, prefix, 5_000)
   const db = createDb({ url: deps.database.url, schema: deps.database.schema, poolSize: 4 })
   kvs.push(kv)
   dbs.push(db)

@@ -1,6 +1,6 @@
 import type { Clock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
-import type { ShareRepository } from '../store/share-repository.ts'
+import type { ShareRepository, TransferPayment } from '../store/share-repository.ts'
 
 const counterKey = (shareId: string) => `dl:${shareId}`
 const inflightKey = (shareId: string) => `inflight:${shareId}`
@@ -44,8 +44,11 @@ export class DownloadGate {
       .catch((err: unknown) => this.onKvFailure(err))
   }
 
-  /** The reservation, or null when no download is left. */
-  async reserve(shareId: string, expiresAt: Date): Promise<Reservation | null> {
+  /**
+   * The reservation, or null when no download is left. `pay` names the transfer opening the
+   * download pays for: marked paid in the same transaction as the durable decrement.
+   */
+  async reserve(shareId: string, expiresAt: Date, pay?: TransferPayment): Promise<Reservation | null> {
     let tracked = true
     try {
       if (!(await this.passKvGate(shareId, expiresAt))) return null
@@ -55,7 +58,7 @@ export class DownloadGate {
     }
     let after: number | null
     try {
-      after = await this.shares.decrementRemaining(shareId, this.clock.now())
+      after = await this.shares.decrementRemaining(shareId, this.clock.now(), pay)
     } catch (err) {
       // Re-seed from the durable record next time.
       await this.kv.del(counterKey(shareId)).catch(() => {})

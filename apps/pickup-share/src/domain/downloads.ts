@@ -77,27 +77,6 @@ const OPENING_STALE_MS = 30_000
 /** How long a request waits for another request of its receiver to open the transfer. */
 const OPENING_WAIT_MS = 5_000
 const ABANDON_RETRY_MS = 500
-/** Refunds retried while the database cannot be reached: two minutes' worth. */
-const REFUND_RETRY_LIMIT = 240
-
-/**
- * Whether a failure certainly happened before a statement reached Postgres: the connection was
- * refused or could not be made (Prisma P1001, ECONNREFUSED), as opposed to a timeout, whose
- * statement may still run.
- */
-function neverReachedDatabase(err: unknown): boolean {
-  const seen = new Set<unknown>()
-  const queue: unknown[] = [err]
-  while (queue.length) {
-    const e = queue.shift() as
-      { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } } | undefined
-    if (!e || typeof e !== 'object' || seen.has(e)) continue
-    seen.add(e)
-    if (e.code === 'P1001' || e.code === 'ECONNREFUSED') return true
-    queue.push(e.cause, e.meta?.driverAdapterError?.cause)
-  }
-  return false
-}
 /** How long a request waits for the requests of its receiver and file ahead of it in this process. */
 const TURN_WAIT_MS = 2_000
 
@@ -202,7 +181,10 @@ export class DownloadTransfers {
       if (opening === 'opened') {
         let reservation: Reservation | null
         try {
-          reservation = await this.d.gate.reserve(share.id, share.expiresAt)
+          // The download and the payment of this opening are one transaction (ShareRepository
+          // decrementRemaining): a failure leaves both undone, or — a commit whose answer was
+          // lost — both done, and the receiver's retry joins the paid transfer.
+          reservation = await this.d.gate.reserve(share.id, share.expiresAt, { transferId: id })
         } catch (err) {
           this.abandon(id)
           throw err
@@ -211,12 +193,19 @@ export class DownloadTransfers {
           this.abandon(id)
           return null
         }
+        let mine: boolean
         try {
-          await this.d.repo.paid(id, bytes)
+          mine = await this.d.repo.reserveIn(id, bytes, now)
         } catch (err) {
-          this.abandon(id)
-          this.refundUnpaid(share.id, reservation)
+          // Paid, with its whole budget: the receiver's retry joins it.
+          void this.d.gate.finish(share.id, reservation).catch(() => {})
           throw err
+        }
+        if (!mine) {
+          // Requests of this receiver on another replica took the paid room first (each a whole
+          // file): this one needs a transfer of its own, as if it had come after them.
+          void this.d.gate.finish(share.id, reservation).catch(() => {})
+          continue
         }
         return { transferId: id, opened: true, reservation, bytes }
       }
@@ -238,31 +227,15 @@ export class DownloadTransfers {
   /**
    * Removes an opening that will never be paid. It blocks the receiver's next requests until it
    * is gone (or stale after OPENING_STALE_MS), so when the database fails the delete too (the
-   * failure that ended the opening), it is retried every half second until it is done.
+   * failure that ended the opening), it is retried every half second until it is done. Only an
+   * unpaid opening is removed: one whose payment committed although its caller saw a failure is
+   * a transfer the receiver's retry joins.
    */
   private abandon(id: string): void {
     let tries = 0
     const attempt = () => {
-      this.d.repo.delete(id).catch(() => {
+      this.d.repo.deleteUnpaid(id).catch(() => {
         if (++tries < OPENING_STALE_MS / ABANDON_RETRY_MS) setTimeout(attempt, ABANDON_RETRY_MS).unref()
-      })
-    }
-    attempt()
-  }
-
-  /**
-   * Gives back a download reserved for an opening that failed to be paid (the database failed
-   * between the two). When the refund cannot reach the database either (the server is down:
-   * the statement never left this process, so it certainly did not apply), it is retried every
-   * half second until it is done, for as long as an opening may stay stale; a refund that timed
-   * out may have applied, and is not repeated (no download is given twice).
-   */
-  private refundUnpaid(shareId: string, reservation: Reservation): void {
-    let tries = 0
-    const attempt = () => {
-      this.d.gate.refund(shareId, reservation).catch((err: unknown) => {
-        if (neverReachedDatabase(err) && ++tries < REFUND_RETRY_LIMIT)
-          setTimeout(attempt, ABANDON_RETRY_MS).unref()
       })
     }
     attempt()

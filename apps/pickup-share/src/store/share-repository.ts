@@ -1,5 +1,11 @@
+import { ApiError } from '@quartet/core/errors'
 import { Prisma } from '../generated/prisma/client.ts'
 import type { Db } from './db.ts'
+
+/** The transfer opening a spent download pays for. */
+export interface TransferPayment {
+  transferId: string
+}
 
 export interface ShareFileRecord {
   name: string
@@ -287,7 +293,14 @@ export class ShareRepository {
    * The durable half of a reservation: one conditional UPDATE, so Postgres alone never lets
    * more downloads through than the share allows. Returns the downloads left, or null.
    */
-  async decrementRemaining(id: string, now: Date): Promise<number | null> {
+  /**
+   * Spends one download: the downloads left after it, or null when none was left. With `pay`, the
+   * transfer being opened is marked paid in the same transaction, so the download and the
+   * transfer it paid for exist together or not at all — also when the database fails or a
+   * commit's answer is lost: then the receiver's retry joins a paid transfer with its whole
+   * budget, and there is never an unpaid opening whose download must be given back.
+   */
+  async decrementRemaining(id: string, now: Date, pay?: TransferPayment): Promise<number | null> {
     // One transaction: a database that stops between its steps must not keep a decrement whose
     // caller then answers 503 (a download spent and never delivered).
     return this.db.$transaction(async (tx) => {
@@ -297,6 +310,22 @@ export class ShareRepository {
         data: { remaining: { decrement: 1 } },
       })
       if (count !== 1) return null
+      if (pay) {
+        const paid = await tx.downloadTransfer.updateMany({
+          where: { id: pay.transferId, paid: false },
+          data: { paid: true },
+        })
+        // The opening is gone (removed as stale): nothing to pay for, so nothing is spent.
+        if (paid.count !== 1)
+          throw new ApiError(
+            'service_unavailable',
+            'this download was started again meanwhile; try again',
+            undefined,
+            {
+              headers: { 'Retry-After': '1' },
+            },
+          )
+      }
       // Whoever sees zero marks the share exhausted (idempotent); take also treats 0 as used up.
       await tx.share.updateMany({
         where: { id, remaining: 0, exhaustedAt: null },

@@ -11,7 +11,8 @@ export interface TransferKey {
  * Counted downloads that may come in several requests (`download_transfer`). Every decision is
  * one statement: joining is the conditional `room >= bytes` (re-checked under the row lock);
  * opening inserts a row that is not paid yet, which a partial unique index allows once per
- * receiver and file, so parallel first requests cannot open (and pay) twice.
+ * receiver and file, so parallel first requests cannot open (and pay) twice; it is paid in the
+ * transaction that spends the download (ShareRepository.decrementRemaining).
  */
 export class TransferRepository {
   constructor(private readonly db: Db) {}
@@ -36,6 +37,20 @@ export class TransferRepository {
       if (count === 1) return id
     }
     return null
+  }
+
+  /**
+   * Reserves `bytes` in transfer `id` (paid, incomplete, live, with room): the opener's own
+   * request, right after paying. False when requests of the same receiver (on another replica)
+   * took the room first.
+   */
+  async reserveIn(id: string, bytes: number, now: Date): Promise<boolean> {
+    const b = BigInt(bytes)
+    const { count } = await this.db.downloadTransfer.updateMany({
+      where: { id, paid: true, complete: false, expiresAt: { gt: now }, room: { gte: b } },
+      data: { room: { decrement: b }, reserved: { increment: b } },
+    })
+    return count === 1
   }
 
   /**
@@ -80,15 +95,6 @@ export class TransferRepository {
     return 'busy'
   }
 
-  /** The opening was paid for: the first request's bytes are reserved in it. */
-  async paid(id: string, bytes: number): Promise<void> {
-    const b = BigInt(bytes)
-    await this.db.downloadTransfer.updateMany({
-      where: { id, paid: false },
-      data: { paid: true, room: { decrement: b }, reserved: { increment: b } },
-    })
-  }
-
   /** Whether some request of `key` is opening a transfer right now. */
   async opening(key: TransferKey): Promise<boolean> {
     return (await this.db.downloadTransfer.count({ where: { ...key, paid: false } })) > 0
@@ -96,6 +102,11 @@ export class TransferRepository {
 
   async delete(id: string): Promise<void> {
     await this.db.downloadTransfer.deleteMany({ where: { id } })
+  }
+
+  /** Removes an opening that was not paid (a paid transfer stays). */
+  async deleteUnpaid(id: string): Promise<void> {
+    await this.db.downloadTransfer.deleteMany({ where: { id, paid: false } })
   }
 
   /**

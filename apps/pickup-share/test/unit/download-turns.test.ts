@@ -45,7 +45,7 @@ describe('requests of one receiver for one file, taking turns in this process', 
     const repo = {
       join: async () => null,
       beginOpening: async () => 'opened',
-      delete: async (id: string) => {
+      deleteUnpaid: async (id: string) => {
         if (++deletes <= 2) throw new Error('Connection terminated unexpectedly')
         deleted.push(id)
       },
