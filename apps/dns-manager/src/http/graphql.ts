@@ -393,6 +393,9 @@ export function createGraphQL(
             ...(variables ? { variableValues: variables } : {}),
             ...(operationName ? { operationName } : {}),
           })) as ExecutionResult
+          // No error and no extensions: Yoga answers 200 with the result as JSON.stringify writes it.
+          if (!result.errors?.length && result.extensions === undefined)
+            return new HotAnswer(200, undefined, JSON.stringify(result))
           if (result.errors?.length) {
             // Yoga's masking (maskedErrors: true), then our onResultProcess.
             const masked = result.errors.map((e) => {
