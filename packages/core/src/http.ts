@@ -61,9 +61,10 @@ export interface HttpAppOptions {
  * A JSON GET route served before express: express gives every request its own prototypes and
  * walks its router, which costs a small route several times its own work. A hot route gets the
  * same X-Request-Id, security headers, completion log line, metrics (under `path` as the route
- * template) and error envelope as the express pipeline. Only a GET of exactly `path`, with no
- * query string and no body, takes it; everything else (HEAD, a trailing slash, other casing, a
- * query) goes on to express, so the service must also mount the same handler there.
+ * template) and error envelope as the express pipeline. Only a request of exactly `path`, with
+ * no query string, and no body (or, for `body: 'json'`, a plain JSON body), takes it; everything
+ * else (HEAD, a trailing slash, other casing, a query, another body) goes on to express, so the
+ * service must also mount the same handler there.
  */
 export interface HotRoute {
   /**
