@@ -54,7 +54,7 @@ export function createApp(deps: AppDeps): Express {
       },
     },
     (app) => {
-      serveOpenApi(app, openApiDocument())
+      serveOpenApi(app, openApiDocument)
       registerDocumentRoutes(app, { cache: deps.releases, cacheControl })
     },
   )

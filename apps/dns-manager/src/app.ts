@@ -12,12 +12,12 @@ import { createFailedSecretGuard } from './domain/failed-secrets.ts'
 import type { DnsProvider } from './domain/provider.ts'
 import { createDnsService, type DnsService, VERSION } from './domain/service.ts'
 import { dyndnsRouter } from './http/dyndns.ts'
-import { mountGraphQL } from './http/graphql.ts'
+import { createGraphQL } from './http/graphql.ts'
 import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restHotRoutes, restRouter } from './http/rest.ts'
-import { rpcBodyErrors, rpcRouter } from './http/rpc.ts'
+import { rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
@@ -145,6 +145,15 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     },
   })
 
+  const graphql = createGraphQL(operations, pipeline, {
+    maxDepth: config.GRAPHQL_MAX_DEPTH,
+    maxFields: config.GRAPHQL_MAX_FIELDS,
+    maxTokens: config.GRAPHQL_MAX_TOKENS,
+    maxCost: config.GRAPHQL_MAX_COST,
+    logger: deps.logger,
+    endpoints: PREFIXES.map((p) => `${p}/graphql`),
+  })
+
   const { app, metrics } = createHttpApp(
     {
       name: 'dns-manager',
@@ -153,7 +162,11 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       trustProxy: config.TRUST_PROXY,
       bodyLimit: config.BODY_LIMIT,
       metricsToken: config.METRICS_TOKEN,
-      hotRoutes: restHotRoutes(operations, pipeline, PREFIXES),
+      hotRoutes: [
+        ...restHotRoutes(operations, pipeline, PREFIXES),
+        ...rpcHotRoutes(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH }, PREFIXES),
+        ...graphql.hotRoutes,
+      ],
       // The back office's pages: scripts and styles from this site only, no framing.
       helmet: webHelmetOptions(),
       readiness: {
@@ -163,7 +176,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       },
     },
     (app) => {
-      serveOpenApi(app, openApiDocument())
+      serveOpenApi(app, openApiDocument)
       // Every answer of the three call styles may carry an account's data or a new API secret
       // (keys.create, keys.regenerate): no cache, shared or private, may keep one. Twice: for
       // requests, and for the errors (a malformed body) that skip to the error handlers.
@@ -189,14 +202,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         audit: (entry) => repo.audit(entry),
       })
       for (const prefix of PREFIXES) app.use(prefix || '/', nic)
-      mountGraphQL(app, operations, pipeline, {
-        maxDepth: config.GRAPHQL_MAX_DEPTH,
-        maxFields: config.GRAPHQL_MAX_FIELDS,
-        maxTokens: config.GRAPHQL_MAX_TOKENS,
-        maxCost: config.GRAPHQL_MAX_COST,
-        logger: deps.logger,
-        endpoints: PREFIXES.map((p) => `${p}/graphql`),
-      })
+      graphql.mount(app)
       registerBackOffice(app, { people, pipeline, allowedOrigins: config.WEB_ALLOWED_ORIGINS })
     },
   )

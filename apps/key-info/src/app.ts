@@ -75,7 +75,6 @@ export function createApp(deps: AppDeps): Express {
       durationSec: 60,
     }),
   }
-  const openApi = keyInfoOpenApi()
   const keyRecord = keyRecordRoute(routeDeps)
   const { app } = createHttpApp(
     {
@@ -93,7 +92,7 @@ export function createApp(deps: AppDeps): Express {
       },
     },
     (app) => {
-      serveOpenApi(app, openApi)
+      serveOpenApi(app, keyInfoOpenApi)
       registerKeyRoute(app, keyRecord)
       registerKeysRoutes(app, routeDeps)
       registerUsageRoute(app, routeDeps)

@@ -32,23 +32,24 @@ export interface AppDeps {
   services?: Services
 }
 
-export const openApiDocument = createOpenApiDocument(
-  {
-    title: 'pickup-share',
-    version: '1.0.0',
-    description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
-    securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
-  },
-  [
-    ...uploadOperations,
-    ...tusOperations,
-    ...vercelBlobOperations,
-    ...shareOperations,
-    ...adminOperations,
-    ...storeOperations,
-    ...webOperations,
-  ],
-)
+export const openApiDocument = () =>
+  createOpenApiDocument(
+    {
+      title: 'pickup-share',
+      version: '1.0.0',
+      description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
+      securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
+    },
+    [
+      ...uploadOperations,
+      ...tusOperations,
+      ...vercelBlobOperations,
+      ...shareOperations,
+      ...adminOperations,
+      ...storeOperations,
+      ...webOperations,
+    ],
+  )
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {

@@ -23,7 +23,7 @@ import {
   toApiError,
 } from './errors.ts'
 import { httpLogger, type Logger, trackRequest } from './log.ts'
-import { verifyUtf8Body, wellFormedInput } from './validate.ts'
+import { assertWellFormedBody, verifyUtf8Body, wellFormedInput } from './validate.ts'
 
 /**
  * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
@@ -61,9 +61,10 @@ export interface HttpAppOptions {
  * A JSON GET route served before express: express gives every request its own prototypes and
  * walks its router, which costs a small route several times its own work. A hot route gets the
  * same X-Request-Id, security headers, completion log line, metrics (under `path` as the route
- * template) and error envelope as the express pipeline. Only a GET of exactly `path`, with no
- * query string and no body, takes it; everything else (HEAD, a trailing slash, other casing, a
- * query) goes on to express, so the service must also mount the same handler there.
+ * template) and error envelope as the express pipeline. Only a request of exactly `path`, with
+ * no query string, and no body (or, for `body: 'json'`, a plain JSON body), takes it; everything
+ * else (HEAD, a trailing slash, other casing, a query, another body) goes on to express, so the
+ * service must also mount the same handler there.
  */
 export interface HotRoute {
   /**
@@ -78,13 +79,47 @@ export interface HotRoute {
    */
   method?: 'GET' | 'POST'
   /**
-   * Resolves to the JSON body of the 200; throw an ApiError (or anything) for the envelope.
+   * `'json'`: a POST whose body is JSON, read and checked here exactly as the express pipeline
+   * checks it (express.json with its limit and UTF-8 verification, then core's input rule,
+   * wellFormedInput): `Content-Type: application/json` (no parameter but `charset=utf-8`), a
+   * Content-Length of 1 byte up to the body limit, no Transfer-Encoding, Content-Encoding or
+   * Expect. Any other request at the path (chunked, compressed, another type, over the limit:
+   * express gives those their answers, the 413 included) goes on to express.
+   */
+  body?: 'json'
+  /**
+   * Resolves to the JSON body of the 200, or to a HotAnswer (another status, or no body);
+   * throw an ApiError (or anything) for the envelope.
    * Response headers go to `headers` (express's response, when the route is also mounted
    * there): a hot route writes every header of its answer in one writeHead. Content-Type
    * (JSON, UTF-8) and Content-Length are the route's own. `params` holds the template's
-   * segments (express's `req.params` when express serves it).
+   * segments (express's `req.params` when express serves it); `body` the parsed JSON body of a
+   * `body: 'json'` route (express's `req.body`).
    */
-  handle(req: IncomingMessage, headers: HeaderSink, params: Record<string, string>): Promise<unknown>
+  handle(
+    req: IncomingMessage,
+    headers: HeaderSink,
+    params: Record<string, string>,
+    body?: unknown,
+  ): Promise<unknown>
+  /**
+   * The answer to a body the pipeline refused (malformed JSON, not UTF-8, a string the input
+   * rule refuses): it gets the error express's error handlers would get (body-parser's, with its
+   * `type`, or the ApiError). Without it, the service's envelope (errorMiddleware's answer).
+   */
+  bodyError?(err: unknown, req: IncomingMessage, headers: HeaderSink): HotAnswer
+}
+
+/**
+ * A hot route's answer other than a 200 with a JSON body: a status, and a JSON body or none, or
+ * the JSON text as already serialised (`text`, which then wins over `body`).
+ */
+export class HotAnswer {
+  constructor(
+    readonly status: number,
+    readonly body?: unknown,
+    readonly text?: string,
+  ) {}
 }
 
 /** Where a handler sets response headers; a ServerResponse (or express's response) is one. */
@@ -270,6 +305,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       flat: ['X-Request-Id', '', ...securityHeaders.flat()],
       lowerNames: ['x-request-id', ...securityHeaders.map(([name]) => name.toLowerCase())],
     }
+    const bodyLimit = parseByteLimit(options.bodyLimit ?? '1mb')
     const serveHot = async (
       route: HotRoute,
       params: Record<string, string>,
@@ -285,16 +321,38 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       const headers = new HeaderList(firstHeaders)
       headers.flat[1] = id
       let status = 200
-      let body: string
+      let body: string | undefined
       try {
-        const payload = await route.handle(req, headers, params)
+        let payload: unknown
+        let parsed: unknown
+        let refused: unknown
+        if (route.body === 'json') {
+          try {
+            parsed = parseJsonBody(await readBody(req))
+          } catch (err) {
+            refused = err
+          }
+        }
+        if (refused !== undefined && route.bodyError) payload = route.bodyError(refused, req, headers)
+        else if (refused !== undefined) throw refused
+        else payload = await route.handle(req, headers, params, parsed)
         if (payload === undefined) throw new Error(`hot route ${route.path} resolved without a body`)
-        body = JSON.stringify(payload)
+        if (payload instanceof HotAnswer) {
+          status = payload.status
+          body = payload.text ?? (payload.body === undefined ? undefined : JSON.stringify(payload.body))
+        } else body = JSON.stringify(payload)
       } catch (err) {
         const answer = errorAnswer(options.envelope, err, req)
         for (const [name, value] of Object.entries(answer.error.headers ?? {})) headers.setHeader(name, value)
         status = answer.error.status
         body = JSON.stringify(answer.body)
+      }
+      if (body === undefined) {
+        // As express's res.status(n).end(): no Content-Type, and a length of 0 where a body may be.
+        if (status !== 204 && status !== 304) headers.put('content-length', 'Content-Length', '0')
+        res.writeHead(status, headers.flat)
+        res.end()
+        return
       }
       // The answer is JSON, and its length the body's, whatever the handler set.
       headers.put('content-type', 'Content-Type', JSON_CONTENT_TYPE)
@@ -319,11 +377,12 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
     answerBeforeExpress(app, (req, res) => {
-      const found =
-        (req.method === 'GET' || req.method === 'POST') && !hasBody(req) && !missingHost(req)
-          ? match(req.method, req.url ?? '')
-          : undefined
+      if ((req.method !== 'GET' && req.method !== 'POST') || missingHost(req)) return false
+      const found = match(req.method, req.url ?? '')
       if (!found) return false
+      // A body route takes only the JSON bodies it reads exactly as express.json does; a
+      // bodiless route only requests without a body. Everything else is express's.
+      if (found[0].body === 'json' ? !plainJsonBody(req, bodyLimit) : hasBody(req)) return false
       serveHot(found[0], found[1], req, res).catch((err: unknown) => lastResort(req, res, err))
       return true
     })
@@ -462,6 +521,85 @@ function send(res: ServerResponse, status: number, body: string): void {
   res.setHeader('Content-Type', JSON_CONTENT_TYPE)
   res.setHeader('Content-Length', Buffer.byteLength(body))
   res.end(body)
+}
+
+/**
+ * What express.json reads the same way the hot path does: `application/json` (no parameter but
+ * `charset=utf-8`), a Content-Length from 1 to the limit (node's parser then delivers exactly
+ * that many bytes), no Transfer-Encoding (a chunked body's size is known only at its end), no
+ * Content-Encoding (express.json inflates gzip, deflate and br, and refuses the rest), no
+ * Expect. A body over the limit goes to express too, which reads it off and answers the 413.
+ */
+function plainJsonBody(req: IncomingMessage, limit: number | undefined): boolean {
+  const h = req.headers
+  const length = h['content-length']
+  if (limit === undefined || length === undefined || !/^[1-9][0-9]{0,15}$/.test(length)) return false
+  if (Number(length) > limit) return false
+  if (h['transfer-encoding'] !== undefined || h['content-encoding'] !== undefined || h.expect !== undefined)
+    return false
+  const type = h['content-type']
+  return type !== undefined && JSON_TYPE.test(type)
+}
+const JSON_TYPE = /^application\/json[ \t]*(;[ \t]*charset=("?)utf-8\2[ \t]*)?$/i
+
+/**
+ * body-parser's reading of a size (bytes.parse, 1024-based units): "1mb", "100kb", "512".
+ * Undefined when it is not one, and then no request takes a JSON hot route.
+ */
+export function parseByteLimit(limit: string | number): number | undefined {
+  if (typeof limit === 'number') return Number.isFinite(limit) ? limit : undefined
+  const m = /^((-|\+)?(\d+(?:\.\d+)?)) *(kb|mb|gb|tb|pb)$/i.exec(limit)
+  const units: Record<string, number> = {
+    b: 1,
+    kb: 1 << 10,
+    mb: 1 << 20,
+    gb: 1 << 30,
+    tb: 1024 ** 4,
+    pb: 1024 ** 5,
+  }
+  const value = m ? parseFloat(m[1]!) * units[m[4]!.toLowerCase()]! : parseInt(limit, 10)
+  return Number.isFinite(value) ? Math.floor(value) : undefined
+}
+
+/** The body as it arrived; rejects with body-parser's `request.aborted` when the client left. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const aborted = () =>
+      reject(Object.assign(new Error('request aborted'), { type: 'request.aborted', status: 400 }))
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.once('end', () => {
+      req.off('close', onClose)
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+    })
+    const onClose = () => {
+      if (!req.complete) aborted()
+    }
+    req.once('close', onClose)
+    req.once('error', aborted)
+  })
+}
+
+/**
+ * express.json's reading of a body, step for step: the UTF-8 verification (verifyUtf8Body), the
+ * decoding (a leading byte order mark dropped, as iconv-lite does), strict mode (an object or an
+ * array, nothing else) and JSON.parse, each failure with body-parser's error `type`; then core's
+ * input rule on the value (wellFormedInput's check of the body).
+ */
+function parseJsonBody(buf: Buffer): unknown {
+  verifyUtf8Body(undefined, undefined, buf, 'utf-8')
+  let text = buf.toString('utf8')
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+  const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1]
+  let value: unknown
+  try {
+    if (first !== '{' && first !== '[') throw new SyntaxError('Unexpected token in JSON (strict mode)')
+    value = JSON.parse(text)
+  } catch (err) {
+    throw Object.assign(err as Error, { type: 'entity.parse.failed', status: 400, body: text })
+  }
+  assertWellFormedBody(value)
+  return value
 }
 
 /** Whether a request announces a body (express.json would parse, and may refuse, it). */

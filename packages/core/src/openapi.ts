@@ -5,7 +5,7 @@ import type { InputSchemas } from './validate.ts'
 /**
  * OpenAPI 3.1 from the same zod schemas that validate requests (OpenAPI 3.1 schemas are JSON
  * Schema 2020-12, which zod 4 emits natively). Each service lists its operations once; the
- * document is built at start-up and served at `/openapi.json`.
+ * document is served at `/openapi.json`, built on its first request.
  */
 export interface OperationDoc {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head'
@@ -120,10 +120,17 @@ export function createOpenApiDocument(
   }
 }
 
-/** Serves the document (built once) at `/openapi.json`. */
-export function serveOpenApi(app: Express, document: Record<string, unknown>): void {
-  const body = JSON.stringify(document)
+/**
+ * Serves the document at `/openapi.json`. Given as a function, it is built on the first request
+ * (once): a service's start then does not pay for turning every zod schema into JSON Schema.
+ */
+export function serveOpenApi(
+  app: Express,
+  document: Record<string, unknown> | (() => Record<string, unknown>),
+): void {
+  let body: string | undefined = typeof document === 'function' ? undefined : JSON.stringify(document)
   app.get('/openapi.json', (_req, res) => {
+    body ??= JSON.stringify((document as () => Record<string, unknown>)())
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(body)
   })
 }

@@ -162,9 +162,14 @@ export function wellFormedInput(): RequestHandler {
           if (eq >= 0) checkEncoded(pair.slice(eq + 1), `query.${name}`, true)
         }
     }
-    if (req.body !== undefined && typeof req.body === 'object') assertWellFormed(req.body, 'body')
+    assertWellFormedBody(req.body)
     next()
   }
+}
+
+/** wellFormedInput's rule for a parsed body (express's `req.body`), for a path that reads it itself. */
+export function assertWellFormedBody(body: unknown): void {
+  if (body !== undefined && typeof body === 'object') assertWellFormed(body, 'body')
 }
 
 /** Decodes one part of the URL as sent, or throws 400 naming `field`; returns the decoded text. */

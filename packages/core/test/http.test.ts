@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import express, { type Express } from 'express'
 import request from 'supertest'
 import { ApiError } from '../src/errors.ts'
-import { createHttpApp, type HotRoute, type HttpAppOptions, serve } from '../src/http.ts'
+import { createHttpApp, HotAnswer, type HotRoute, type HttpAppOptions, serve } from '../src/http.ts'
 import { captureLogger, metricsText, startTestServer } from '../src/testing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -748,6 +748,82 @@ describe('hot routes', () => {
       'express GET 42',
       'hot POST check',
       'express POST check',
+    ])
+  })
+
+  it('when a route takes a JSON body, then plain JSON bodies take the hot route and every answer, refusals included, is the express pipeline’s', async () => {
+    const captured = captureLogger('hot-json')
+    const calls: string[] = []
+    const echo: HotRoute = {
+      path: '/echo',
+      method: 'POST',
+      body: 'json',
+      async handle(req, _res, _params, body) {
+        calls.push(`${'originalUrl' in req ? 'express' : 'hot'} ${JSON.stringify(body)}`)
+        if (Array.isArray(body) && body.length === 0) return new HotAnswer(204)
+        return new HotAnswer(201, { got: body })
+      },
+    }
+    const { app } = createHttpApp(
+      {
+        name: 'hot-json',
+        logger: captured.logger,
+        envelope: 'status',
+        trustProxy: ['loopback'],
+        bodyLimit: '1kb',
+        hotRoutes: [echo],
+      },
+      (app) => {
+        app.post(['/echo', '/echo/'], async (req, res) => {
+          const answer = (await echo.handle(req, res, {}, req.body)) as HotAnswer
+          res.status(answer.status)
+          if (answer.body === undefined) res.end()
+          else res.json(answer.body)
+        })
+      },
+    )
+    const post = (path: string, body: string | Buffer, type = 'application/json') =>
+      request(app)
+        .post(path)
+        .set('Content-Type', type)
+        .set('X-Request-Id', 'same')
+        // The bytes as they are (superagent would serialise a Buffer as JSON).
+        .serialize((b: unknown) => b as string)
+        .send(body as string)
+    const cases: Array<[string, string | Buffer, number, string?]> = [
+      ['object', '{"a":"é"}', 201],
+      ['array', '[1,2]', 201],
+      ['nothing to answer', '[]', 204],
+      ['byte order mark', Buffer.from('\ufeff{"a":1}'), 201],
+      ['malformed', '{"a":', 400],
+      ['strict mode', '"a"', 400],
+      ['not UTF-8', Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]), 400],
+      ['NUL', '{"a":"\\u0000"}', 400],
+      ['lone surrogate in a key', '{"\\udc00":1}', 400],
+      ['over the limit (express answers both)', `{"a":"${'x'.repeat(1100)}"}`, 413],
+      ['another type (express answers both)', '{"a":1}', 201, 'text/plain'],
+    ]
+    for (const [what, body, status, type] of cases) {
+      const hot = await post('/echo', body, type)
+      const viaExpress = await post('/echo/', body, type)
+      expect([what, hot.status, hot.text]).toEqual([what, status, viaExpress.text])
+      expect(sameEverywhere(hot.headers)).toEqual(sameEverywhere(viaExpress.headers))
+    }
+    expect(calls.filter((c) => c.startsWith('hot'))).toEqual([
+      'hot {"a":"é"}',
+      'hot [1,2]',
+      'hot []',
+      'hot {"a":1}',
+    ])
+    // Express ran the handler for the four through /echo/, and for both of the other type (the
+    // bodies over the limit reached no handler on either path).
+    expect(calls.filter((c) => c.startsWith('express'))).toEqual([
+      'express {"a":"é"}',
+      'express [1,2]',
+      'express []',
+      'express {"a":1}',
+      'express undefined',
+      'express undefined',
     ])
   })
 

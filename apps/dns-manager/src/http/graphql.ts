@@ -2,8 +2,20 @@ import { ApiError, type ErrorCode, errorAnswer, renderGraphQLError, statusOf } f
 import type { Logger } from '@quartet/core/log'
 import { parseInput } from '@quartet/core/validate'
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express'
-import { GraphQLError, NoSchemaIntrospectionCustomRule, parse } from 'graphql'
-import { createSchema, createYoga, type Plugin } from 'graphql-yoga'
+import { HotAnswer, type HeaderSink, type HotRoute } from '@quartet/core/http'
+import { requestIp } from '@quartet/core/log'
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  execute,
+  getOperationAST,
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  validate,
+} from 'graphql'
+import { createSchema, createYoga, maskError, type Plugin, processRegularResult } from 'graphql-yoga'
 import { z } from 'zod'
 import { PER_PAGE_DEFAULT, PER_PAGE_MAX, type Principal } from '../domain/service.ts'
 import { checkDocument, checkNesting, type DocumentLimits } from './graphql-limits.ts'
@@ -57,10 +69,20 @@ export function toGraphQLError(
 
 /** A request refused before Yoga runs, in the same shape as every other GraphQL error. */
 function sendError(res: Response, err: ApiError, requestId: string | undefined): void {
+  if (err.headers) res.set(err.headers)
+  res.status(err.status).json(refusal(err, requestId))
+}
+
+function refusal(err: ApiError, requestId: string | undefined): unknown {
   const { message, extensions } = renderGraphQLError(err, requestId)
   const { http: _http, ...shown } = extensions
-  if (err.headers) res.set(err.headers)
-  res.status(err.status).json({ errors: [{ message, extensions: shown }] })
+  return { errors: [{ message, extensions: shown }] }
+}
+
+/** sendError's answer on a hot route. */
+function hotRefusal(err: ApiError, req: { id?: unknown }, headers: HeaderSink): HotAnswer {
+  for (const [name, value] of Object.entries(err.headers ?? {})) headers.setHeader(name, value)
+  return new HotAnswer(err.status, refusal(err, typeof req.id === 'string' ? req.id : undefined))
 }
 
 /** Errors made by graphql-js or Yoga (parse, validation, variable coercion, HTTP rules) have no code of ours. */
@@ -126,8 +148,7 @@ function normaliseError(error: GraphQLError, requestId: string | undefined): Gra
  * execute. Every root field (aliases included) spends one rate-limit point. HTTP batching is off,
  * and there is no CORS, like the REST routes.
  */
-export function mountGraphQL(
-  app: Express,
+export function createGraphQL(
   operations: readonly Operation[],
   pipeline: Pipeline,
   options: {
@@ -138,7 +159,7 @@ export function mountGraphQL(
     endpoints: string[]
     logger: Logger
   },
-): void {
+): { mount(app: Express): void; hotRoutes: HotRoute[] } {
   const resolvers: Record<'Query' | 'Mutation', Record<string, unknown>> = { Query: {}, Mutation: {} }
   for (const op of operations) {
     const kind = op.graphql.kind === 'query' ? 'Query' : 'Mutation'
@@ -272,6 +293,7 @@ export function mountGraphQL(
     }
   }
 
+  const yogas = new Map<string, ReturnType<typeof createYoga<{ req: GraphQLRequest }, GraphQLContext>>>()
   for (const endpoint of options.endpoints) {
     const yoga = createYoga<{ req: GraphQLRequest }, GraphQLContext>({
       schema,
@@ -291,10 +313,131 @@ export function mountGraphQL(
       maskedErrors: true,
       context: ({ req }) => ({ principal: req[ADMITTED]!.principal, req }),
     })
-    const run: RequestHandler = (req, res) => yoga(req, res, { req })
-    app.use(endpoint, bodyErrors, gate, run)
+    yogas.set(endpoint, yoga)
+  }
+
+  // The fast path (POST with a plain JSON body, answered before express): each distinct
+  // document is parsed, measured and validated once, as Yoga's plugins above do it; a document
+  // that passes all of it is executed here with graphql-js, and its result goes through what
+  // Yoga does to a result (error masking, normaliseError, Yoga's own status and serialisation).
+  // Any other document (a syntax error, over a limit, invalid, no operation to run) goes to
+  // Yoga, which answers it.
+  const validationRules = [...specifiedRules, NoSchemaIntrospectionCustomRule]
+  const documents = new Map<string, DocumentNode | null>()
+  const prepared = (query: string): DocumentNode | null => {
+    const known = documents.get(query)
+    if (known !== undefined) {
+      // Most recently used last: the first key is the one to drop.
+      documents.delete(query)
+      documents.set(query, known)
+      return known
+    }
+    let document: DocumentNode | null
+    try {
+      document = parse(query, { maxTokens: options.maxTokens })
+      checkDocument(document, limits)
+      if (validate(schema, document, validationRules).length > 0) document = null
+    } catch {
+      document = null
+    }
+    if (query.length <= MAX_CACHED_QUERY) {
+      documents.set(query, document)
+      if (documents.size > MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value!)
+    }
+    return document
+  }
+
+  const hotRoutes: HotRoute[] = options.endpoints.map((endpoint) => {
+    const yoga = yogas.get(endpoint)!
+    return {
+      path: endpoint,
+      method: 'POST',
+      body: 'json',
+      async handle(req, headers, _params, body) {
+        // As app.ts sets for every answer of the three call styles, errors included.
+        headers.setHeader('Cache-Control', 'no-store')
+        const request = req as GraphQLRequest
+        const requestId = requestIdOf(request)
+        let admitted: Admitted
+        try {
+          // The gate's checks, in its order (the path, method and content type are the route's).
+          if (!validHost(req.headers.host))
+            throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
+          const principal = await pipeline.authenticate(req.headers, requestIp(req))
+          const params = bodyParams(body)
+          checkNesting(params.query, maxNesting)
+          admitted = { principal, params }
+        } catch (err) {
+          return hotRefusal(errorAnswer('rest', err, request).error, request, headers)
+        }
+        const document = prepared(admitted.params.query)
+        let response: globalThis.Response
+        // Which operation runs is Yoga's executor's to say when it is not plain (an unknown
+        // name, several operations and none named): its message differs from graphql-js's.
+        // A subscription too (the schema has none): Yoga's executor says so in its own words.
+        const operation = document && getOperationAST(document, admitted.params.operationName)
+        if (document === null || !operation || operation.operation === 'subscription') {
+          // Yoga answers it, from the parameters the gate checked (onRequestParse above).
+          request[ADMITTED] = admitted
+          response = await yoga.fetch(
+            `http://localhost${endpoint}`,
+            { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' } },
+            { req: request },
+          )
+        } else {
+          const { variables, operationName } = admitted.params
+          let result = (await execute({
+            schema,
+            document,
+            contextValue: { principal: admitted.principal, req: request } satisfies GraphQLContext,
+            ...(variables ? { variableValues: variables } : {}),
+            ...(operationName ? { operationName } : {}),
+          })) as ExecutionResult
+          // No error and no extensions: Yoga answers 200 with the result as JSON.stringify writes it.
+          if (!result.errors?.length && result.extensions === undefined)
+            return new HotAnswer(200, undefined, JSON.stringify(result))
+          if (result.errors?.length) {
+            // Yoga's masking (maskedErrors: true), then our onResultProcess.
+            const masked = result.errors.map((e) => {
+              const m = maskError(e, 'Unexpected error.')
+              if (m !== e) options.logger.error({ err: e }, 'graphql')
+              return m as GraphQLError
+            })
+            result = { ...result, errors: masked.map((e) => normaliseError(e, requestId)) }
+          }
+          response = processRegularResult(
+            result,
+            { Response } as never,
+            'application/json',
+          ) as globalThis.Response
+        }
+        response.headers.forEach((value, name) => {
+          if (name !== 'content-type' && name !== 'content-length') headers.setHeader(name, value)
+        })
+        return new HotAnswer(response.status, undefined, await response.text())
+      },
+      bodyError(err, req, headers) {
+        headers.setHeader('Cache-Control', 'no-store')
+        return hotRefusal(errorAnswer('rest', err, req).error, req, headers)
+      },
+    } satisfies HotRoute
+  })
+
+  return {
+    hotRoutes,
+    mount(app) {
+      for (const endpoint of options.endpoints) {
+        const yoga = yogas.get(endpoint)!
+        const run: RequestHandler = (req, res) => yoga(req, res, { req })
+        app.use(endpoint, bodyErrors, gate, run)
+      }
+    },
   }
 }
+
+/** Documents the fast path keeps parsed and validated, and the longest query text it keeps. */
+const MAX_CACHED_DOCUMENTS = 500
+const MAX_CACHED_QUERY = 16 * 1024
 
 /**
  * A Host header a URL can be made of, and nothing more: no path, query, fragment or user part,
@@ -313,14 +456,7 @@ function validHost(host: string | undefined): boolean {
 
 /** GET: `query`, `variables` and `extensions` (JSON) from the query string; POST: the JSON body. */
 function requestParams(req: Request): TGraphQLParams {
-  if (req.method === 'POST') {
-    const body = req.body as unknown
-    if (Array.isArray(body))
-      throw new ApiError('bad_request', 'one GraphQL request per HTTP request (batching is off)', {
-        field: 'body',
-      })
-    return parseInput(ZGraphQLParams, body, 'body')
-  }
+  if (req.method === 'POST') return bodyParams(req.body)
   const raw: Record<string, unknown> = { ...(req.query as Record<string, unknown>) }
   for (const name of ['variables', 'extensions'] as const) {
     const value = raw[name]
@@ -333,4 +469,13 @@ function requestParams(req: Request): TGraphQLParams {
     }
   }
   return parseInput(ZGraphQLParams, raw, 'query')
+}
+
+/** A POST's parameters: its JSON body, one request (no batching). */
+function bodyParams(body: unknown): TGraphQLParams {
+  if (Array.isArray(body))
+    throw new ApiError('bad_request', 'one GraphQL request per HTTP request (batching is off)', {
+      field: 'body',
+    })
+  return parseInput(ZGraphQLParams, body, 'body')
 }

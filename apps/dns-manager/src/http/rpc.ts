@@ -1,6 +1,9 @@
 import { ApiError, errorAnswer, renderJsonRpcError, statusOf, toApiError } from '@quartet/core/errors'
 import type { ErrorCode } from '@quartet/core/errors'
+import { HotAnswer, type HeaderSink, type HotRoute } from '@quartet/core/http'
+import { type Logger, requestIp } from '@quartet/core/log'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Principal } from '../domain/service.ts'
 import type { Operation } from './operation.ts'
 import type { Pipeline } from './pipeline.ts'
@@ -81,88 +84,28 @@ const requestIdOf = (req: Request) => (typeof req.id === 'string' ? req.id : und
 const validId = (id: unknown): id is string | number | null =>
   id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
 
+/** A JSON-RPC HTTP answer: status, headers beyond the pipeline's, and the JSON body (none: no body). */
+export interface RpcHttpAnswer {
+  status: number
+  headers: Record<string, string>
+  body?: unknown
+}
+
 /**
- * JSON-RPC 2.0 adapter at `/rpc`: single calls and batches (up to `maxBatch`), notifications get
- * no response, a batch of only notifications gets no body. Authentication happens once per HTTP
- * request; every call in a batch spends one rate-limit point.
+ * JSON-RPC 2.0 over HTTP: single calls and batches (up to `maxBatch`), notifications get no
+ * response, a batch of only notifications gets no body. Authentication happens once per HTTP
+ * request; every call in a batch spends one rate-limit point. Served by the express router
+ * (rpcRouter) and before express (rpcHotRoutes) alike, so both give the same answer.
  */
-export function rpcRouter(
+export function createRpcHandler(
   operations: readonly Operation[],
   pipeline: Pipeline,
   options: { maxBatch: number },
-): Router {
+): (
+  body: unknown,
+  caller: { headers: IncomingHttpHeaders; ip: string | undefined; requestId: string | undefined },
+) => Promise<RpcHttpAnswer> {
   const byName = new Map(operations.map((op) => [op.name, op]))
-  const router = Router()
-
-  router.post('/', async (req: Request, res: Response) => {
-    const body = req.body as unknown
-    const requestId = requestIdOf(req)
-    if (body === undefined || body === null || typeof body !== 'object') {
-      res.json(
-        protocolError(
-          RPC_INVALID_REQUEST,
-          'invalid request: expected a JSON-RPC object or array (Content-Type: application/json)',
-        ),
-      )
-      return
-    }
-    const batch = Array.isArray(body)
-    const calls: unknown[] = batch ? body : [body]
-    if (batch && calls.length === 0) {
-      res.json(protocolError(RPC_INVALID_REQUEST, 'invalid request: empty batch'))
-      return
-    }
-    if (calls.length > options.maxBatch) {
-      res.json(
-        protocolError(
-          RPC_INVALID_REQUEST,
-          `invalid request: a batch holds at most ${options.maxBatch} calls`,
-          null,
-          {
-            error_code: 'bad_request',
-            details: { max_batch: options.maxBatch, got: calls.length },
-          },
-        ),
-      )
-      return
-    }
-
-    let principal: Principal
-    try {
-      principal = await pipeline.authenticate(req.headers, req.ip)
-    } catch (err) {
-      // Nothing in the request can be served: the HTTP status and headers (Retry-After) are the error's.
-      const apiError = toApiError(err)
-      if (apiError.headers) res.set(apiError.headers)
-      res.status(apiError.status).json({ jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) })
-      return
-    }
-
-    const responses: RpcResponse[] = []
-    const failures: ApiError[] = []
-    let served = false
-    for (const call of calls) {
-      const { response, failure } = await handleCall(call, principal, requestId)
-      if (failure) failures.push(failure)
-      else served = true
-      if (response) responses.push(response)
-    }
-    // Headers of the calls' errors (Retry-After of a rate limit or an outage) reach the HTTP
-    // answer; of two Retry-After values the later one, so a client that waits for it finds both gone.
-    for (const failure of failures)
-      for (const [name, value] of Object.entries(failure.headers ?? {})) {
-        const current = res.getHeader(name)
-        if (name.toLowerCase() !== 'retry-after' || current === undefined || Number(value) > Number(current))
-          res.setHeader(name, value)
-      }
-    // 503 for the HTTP request only when no call could be served; otherwise each call has its answer.
-    const unavailable = !served && failures.length > 0 && failures.every((f) => f.status === 503)
-    if (responses.length === 0) {
-      res.status(unavailable ? 503 : 204).end()
-      return
-    }
-    res.status(unavailable ? 503 : 200).json(batch ? responses : responses[0])
-  })
 
   /** One call's answer (null for a notification), and the error it failed with. */
   async function handleCall(
@@ -206,7 +149,139 @@ export function rpcRouter(
     }
   }
 
+  return async (body, { headers, ip, requestId }) => {
+    if (body === undefined || body === null || typeof body !== 'object')
+      return {
+        status: 200,
+        headers: {},
+        body: protocolError(
+          RPC_INVALID_REQUEST,
+          'invalid request: expected a JSON-RPC object or array (Content-Type: application/json)',
+        ),
+      }
+    const batch = Array.isArray(body)
+    const calls: unknown[] = batch ? body : [body]
+    if (batch && calls.length === 0)
+      return {
+        status: 200,
+        headers: {},
+        body: protocolError(RPC_INVALID_REQUEST, 'invalid request: empty batch'),
+      }
+    if (calls.length > options.maxBatch)
+      return {
+        status: 200,
+        headers: {},
+        body: protocolError(
+          RPC_INVALID_REQUEST,
+          `invalid request: a batch holds at most ${options.maxBatch} calls`,
+          null,
+          {
+            error_code: 'bad_request',
+            details: { max_batch: options.maxBatch, got: calls.length },
+          },
+        ),
+      }
+
+    let principal: Principal
+    try {
+      principal = await pipeline.authenticate(headers, ip)
+    } catch (err) {
+      // Nothing in the request can be served: the HTTP status and headers (Retry-After) are the error's.
+      const apiError = toApiError(err)
+      return {
+        status: apiError.status,
+        headers: { ...apiError.headers },
+        body: { jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) },
+      }
+    }
+
+    const responses: RpcResponse[] = []
+    const failures: ApiError[] = []
+    let served = false
+    for (const call of calls) {
+      const { response, failure } = await handleCall(call, principal, requestId)
+      if (failure) failures.push(failure)
+      else served = true
+      if (response) responses.push(response)
+    }
+    // Headers of the calls' errors (Retry-After of a rate limit or an outage) reach the HTTP
+    // answer; of two Retry-After values the later one, so a client that waits for it finds both gone.
+    const extra = new Map<string, [string, string]>()
+    for (const failure of failures)
+      for (const [name, value] of Object.entries(failure.headers ?? {})) {
+        const lower = name.toLowerCase()
+        const current = extra.get(lower)?.[1]
+        if (lower !== 'retry-after' || current === undefined || Number(value) > Number(current))
+          extra.set(lower, [name, String(value)])
+      }
+    const answerHeaders = Object.fromEntries(extra.values())
+    // 503 for the HTTP request only when no call could be served; otherwise each call has its answer.
+    const unavailable = !served && failures.length > 0 && failures.every((f) => f.status === 503)
+    if (responses.length === 0) return { status: unavailable ? 503 : 204, headers: answerHeaders }
+    return { status: unavailable ? 503 : 200, headers: answerHeaders, body: batch ? responses : responses[0] }
+  }
+}
+
+/** Writes an RpcHttpAnswer on express's response. */
+function sendRpc(res: Response, answer: RpcHttpAnswer): void {
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value)
+  res.status(answer.status)
+  if (answer.body === undefined) res.end()
+  else res.json(answer.body)
+}
+
+/** JSON-RPC 2.0 at `/rpc` through express (createRpcHandler). */
+export function rpcRouter(
+  operations: readonly Operation[],
+  pipeline: Pipeline,
+  options: { maxBatch: number },
+): Router {
+  const handle = createRpcHandler(operations, pipeline, options)
+  const router = Router()
+  router.post('/', async (req: Request, res: Response) => {
+    sendRpc(res, await handle(req.body, { headers: req.headers, ip: req.ip, requestId: requestIdOf(req) }))
+  })
   return router
+}
+
+/**
+ * JSON-RPC at `<prefix>/rpc` exactly, answered before express (core's hot routes): a POST with a
+ * plain JSON body (core reads and checks it as express.json and the input rule do; anything else
+ * goes on to express). The same handler, headers (Cache-Control: no-store) and body refusals.
+ */
+export function rpcHotRoutes(
+  operations: readonly Operation[],
+  pipeline: Pipeline,
+  options: { maxBatch: number },
+  prefixes: readonly string[],
+): HotRoute[] {
+  const handle = createRpcHandler(operations, pipeline, options)
+  const answer = (headers: HeaderSink, a: RpcHttpAnswer) => {
+    for (const [name, value] of Object.entries(a.headers)) headers.setHeader(name, value)
+    return new HotAnswer(a.status, a.body)
+  }
+  return prefixes.map((prefix) => ({
+    path: `${prefix}/rpc`,
+    method: 'POST',
+    body: 'json',
+    async handle(req, headers, _params, body) {
+      // As app.ts sets for every answer of the three call styles, errors included.
+      headers.setHeader('Cache-Control', 'no-store')
+      const id = (req as { id?: unknown }).id
+      return answer(
+        headers,
+        await handle(body, {
+          headers: req.headers,
+          ip: requestIp(req),
+          requestId: typeof id === 'string' ? id : undefined,
+        }),
+      )
+    },
+    bodyError(err, req, headers) {
+      headers.setHeader('Cache-Control', 'no-store')
+      return answer(headers, rpcBodyErrorAnswer(err, req))
+    },
+  }))
 }
 
 /**
@@ -217,13 +292,25 @@ export function rpcRouter(
  * rule refuses) is one error object with the error's HTTP status and headers.
  */
 export function rpcBodyErrors(): ErrorRequestHandler {
-  return (err, req, res, _next) => {
-    if ((err as { type?: unknown }).type === 'entity.parse.failed') {
-      res.status(200).json(protocolError(RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'))
-      return
+  return (err, req, res, _next) => sendRpc(res, rpcBodyErrorAnswer(err, req))
+}
+
+/** rpcBodyErrors' answer, for express and the hot route alike. */
+export function rpcBodyErrorAnswer(err: unknown, req: { id?: unknown; log?: Logger }): RpcHttpAnswer {
+  if ((err as { type?: unknown }).type === 'entity.parse.failed')
+    return {
+      status: 200,
+      headers: {},
+      body: protocolError(RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'),
     }
-    const { error } = errorAnswer('rest', err, req)
-    if (error.headers) res.set(error.headers)
-    res.status(error.status).json({ jsonrpc: '2.0', id: null, error: rpcError(error, requestIdOf(req)) })
+  const { error } = errorAnswer('rest', err, req)
+  return {
+    status: error.status,
+    headers: { ...error.headers },
+    body: {
+      jsonrpc: '2.0',
+      id: null,
+      error: rpcError(error, typeof req.id === 'string' ? req.id : undefined),
+    },
   }
 }

@@ -24,7 +24,8 @@ async function lookup(pdns: PowerDns, name: string, type: 'A' | 'AAAA' | 'TXT' |
       case 'TXT':
         return await resolver.resolveTxt(name)
       case 'MX':
-        return await resolver.resolveMx(name)
+        // Node 24's resolver adds `type: 'MX'` to each record; Node 20's does not.
+        return (await resolver.resolveMx(name)).map(({ exchange, priority }) => ({ exchange, priority }))
     }
   } catch (err) {
     return (err as { code?: string }).code

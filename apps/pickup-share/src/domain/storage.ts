@@ -85,6 +85,14 @@ export interface StorageDriver {
    * and any untouched since `staleBefore`. Stores that keep nothing partial do not have it.
    */
   removePartials?(staleBefore: Date): Promise<{ files: number; bytes: number }>
+  /**
+   * A connection test for stores where a probe write is the wrong check (a git remote: a commit
+   * per test): resolves with an optional note, throws with a readable message. Stores without it
+   * are tested with a small probe object (put, stat, delete).
+   */
+  checkConnection?(): Promise<{ note?: string; noteCode?: 'branch_missing' }>
+  /** Removes local state (cache folders) of a driver built only for a connection test. */
+  discard?(): Promise<void>
 }
 
 /** The storage instances this process knows, by instance id, with one default per kind. */

@@ -3,7 +3,7 @@ import type { Express, Request, Response } from 'express'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
-import type { InstanceView } from '../domain/store-instances.ts'
+import { type InstanceView, PROBE_REASONS } from '../domain/store-instances.ts'
 import { clientIp, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -43,6 +43,31 @@ export const ZStoreView = z.object({
   updatedAt: z.string(),
 })
 
+export const ZTestStore = z
+  .object({
+    /** An existing instance (its stored credentials fill those left out of settings). */
+    name: ZInstanceName.optional(),
+    /** Required for a new instance. */
+    kind: ZStoreKind.optional(),
+    settings: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict()
+  .refine((b) => b.name !== undefined || b.kind !== undefined, {
+    message: 'name (an existing instance) or kind (a new one) is required',
+    path: ['kind'],
+  })
+
+export const ZConnectionTest = z.object({
+  ok: z.boolean(),
+  step: z.enum(['settings', 'connect', 'write', 'read', 'delete']).optional(),
+  message: z.string().optional(),
+  reason: z.enum(PROBE_REASONS).optional(),
+  note: z.string().optional(),
+  noteCode: z.enum(['branch_missing']).optional(),
+  ms: z.number().int(),
+})
+
+const testSchemas = { body: ZTestStore }
 const upsertSchemas = { body: ZUpsertStore }
 const deleteSchemas = { body: ZDeleteStore }
 
@@ -65,6 +90,20 @@ export const storeOperations: OperationDoc[] = [
       201: { description: 'created', schema: ZStoreView },
       400: { description: 'invalid settings; nothing saved' },
       409: { description: 'settings of a built-in instance' },
+    },
+  }),
+  adminOperation({
+    method: 'post',
+    path: '/api/admin/stores/test',
+    operationId: 'testStore',
+    summary:
+      'Test a storage connection without saving (blob, bucket: a probe object written, read back, deleted; repo: git ls-remote)',
+    request: testSchemas,
+    responses: {
+      200: { description: 'the outcome: ok, or the failed step and why', schema: ZConnectionTest },
+      400: { description: 'invalid settings, or neither name nor kind' },
+      404: { description: 'no instance with that name (and no kind given)' },
+      409: { description: 'settings given for a built-in instance' },
     },
   }),
   adminOperation({
@@ -113,6 +152,12 @@ export function registerStores(app: Express, s: Services): void {
       enabled: body.enabled,
     })
     res.status(created ? 201 : 200).json(presentStore(instance))
+  })
+
+  // Changes nothing, so not audited; answers 200 either way (the test ran), ok false with the step that failed.
+  app.post('/api/admin/stores/test', validate(testSchemas), async (req, res) => {
+    const { body } = inputOf(testSchemas, req)
+    res.json(await s.instances.testConnection(body))
   })
 
   app.delete('/api/admin/stores', validate(deleteSchemas), async (req, res) => {

@@ -46,6 +46,12 @@ export class BlobStore implements StorageDriver {
     this.instance = options.instance ?? 'blob'
   }
 
+  /** A driver built for a connection test leaves no folder behind (only when it holds no object). */
+  async discard(): Promise<void> {
+    for await (const _ of this.list()) return
+    await fs.rm(this.root, { recursive: true, force: true })
+  }
+
   /** The absolute file of a pathname; throws for anything that could leave the root. */
   resolve(pathname: string): string {
     const segments = pathname.split('/')

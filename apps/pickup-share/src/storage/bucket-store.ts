@@ -110,7 +110,9 @@ export class BucketStore implements StorageDriver {
     const limit = putLimit(options)
     body.on('error', (err) => limit.destroy(err))
     try {
-      await this.client.putObject(this.bucket, pathname, body.pipe(limit), undefined, {
+      // A known size goes along: minio then sends one PUT with Content-Length (S3 refuses a
+      // chunked body without it), else it falls back to a multipart upload.
+      await this.client.putObject(this.bucket, pathname, body.pipe(limit), options.size ?? undefined, {
         'Content-Type': options.type ?? 'application/octet-stream',
       })
     } catch (err) {

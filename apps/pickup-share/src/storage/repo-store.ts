@@ -101,6 +101,45 @@ export class RepoStore implements StorageDriver {
     await this.ready
   }
 
+  /**
+   * Connection test: `git ls-remote` of the branch with the instance's token (no commit is made).
+   * An empty answer is fine (the first upload creates the branch) and is said in the note.
+   */
+  async checkConnection(): Promise<{ note?: string; noteCode?: 'branch_missing' }> {
+    await this.ensureRepo()
+    let out: string
+    try {
+      out = await this.git.run([
+        'ls-remote',
+        '--heads',
+        this.options.remoteUrl,
+        `refs/heads/${this.options.branch}`,
+      ])
+    } catch (err) {
+      const stderr = err instanceof GitError ? err.stderr : String(err)
+      const [reason, words] = /authentication failed|could not read username|403|401/i.test(stderr)
+        ? ['auth', 'the remote refused the token (authentication failed)']
+        : /not found|does not appear to be a git repository|404/i.test(stderr)
+          ? ['no_repo', 'no repository at this address']
+          : /could not resolve host|connection refused|failed to connect|timed out/i.test(stderr)
+            ? ['unreachable', 'the remote could not be reached']
+            : ['other', 'git could not list the remote']
+      const detail = stderr.trim().split('\n').pop()?.slice(0, 300)
+      throw Object.assign(new Error(detail ? `${words}: ${detail}` : words), { reason })
+    }
+    return out.trim()
+      ? {}
+      : {
+          note: `branch ${this.options.branch} does not exist yet; the first upload creates it`,
+          noteCode: 'branch_missing',
+        }
+  }
+
+  /** A driver built for a connection test leaves no cache folder behind. */
+  async discard(): Promise<void> {
+    await fs.rm(this.gitDir, { recursive: true, force: true })
+  }
+
   private checkPath(pathname: string): void {
     const segments = pathname.split('/')
     const bad =

@@ -469,7 +469,12 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
   })
 
   it('when the admin switches previews off or lowers their size, then the pickup page only offers downloads; the shares list marks text shares', async () => {
-    const note = await uploadFile(h, { name: 'note.txt', data: Buffer.from('just text'), type: 'text/plain' })
+    // 20 KB of text: above the 0.01 MB (10 KB) preview size set below (sizes are typed in MB/GB).
+    const note = await uploadFile(h, {
+      name: 'note.txt',
+      data: Buffer.from('just text\n'.repeat(2048)),
+      type: 'text/plain',
+    })
     const textShare = await api(h, 'POST', '/api/share', { files: [note.file], maxDownloads: 5 })
     const zip = await uploadFile(h, { name: 'a.zip', data: Buffer.from('PK'), type: 'application/zip' })
     const fileShare = await api(h, 'POST', '/api/share', { files: [zip.file], maxDownloads: 5 })
@@ -490,12 +495,13 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
       await page.getByRole('tab', { name: 'Settings' }).click()
       await page.getByTestId('setting-previewEnabled').waitFor()
       await expect(page.getByTestId('setting-previewEnabled').isChecked()).resolves.toBe(true)
-      await page.getByTestId('setting-previewMaxBytes').fill('4')
+      await page.getByTestId('setting-previewMaxBytes').fill('0.01')
+      await page.getByTestId('setting-previewMaxBytes-unit').selectOption('MB')
       await page.getByTestId('save-settings').click()
       await page.getByTestId('settings-message').waitFor()
-      expect((await h.services.settings.get()).previewMaxBytes).toBe(4)
+      expect((await h.services.settings.get()).previewMaxBytes).toBe(10_486)
       for (const v of await axeSerious(page)) problems.push(`admin settings: ${v}`)
-      // 'just text' is 9 bytes: above the size, only its Download.
+      // The note is 20 KB: above the size, only its Download.
       await page.goto(`/pickup?code=${textShare.body.code}`)
       await page.getByTestId('manifest').waitFor()
       await expect(page.getByTestId('preview').count()).resolves.toBe(0)
@@ -503,7 +509,8 @@ describeBrowser('text shares, paste and previews in a real browser (chromium)', 
 
       await page.goto('/admin')
       await page.getByRole('tab', { name: 'Settings' }).click()
-      await page.getByTestId('setting-previewMaxBytes').fill('1048576')
+      await page.getByTestId('setting-previewMaxBytes').fill('1')
+      await page.getByTestId('setting-previewMaxBytes-unit').selectOption('MB')
       await page.getByTestId('setting-previewEnabled').uncheck()
       await page.getByTestId('save-settings').click()
       await page.getByTestId('settings-message').waitFor()

@@ -55,6 +55,7 @@ describe('pickup-share skeleton', () => {
       '/api/admin/settings',
       '/api/admin/shares',
       '/api/admin/stores',
+      '/api/admin/stores/test',
       '/api/auth-code/check',
       '/api/blob/upload',
       '/api/blob/vercel/',

@@ -237,6 +237,7 @@ export interface AuditEntry {
   action: string
   target: string | null
   ip: string | null
+  details?: Record<string, unknown>
 }
 
 /** One storage instance as GET /api/admin/stores reports it (fields read leniently). */
@@ -248,6 +249,32 @@ export interface StoreInstance {
   quotaBytes: number | null
   usedBytes: number
   reservedBytes: number
+  /** Connection settings without credentials. */
+  settings: Record<string, unknown>
+  /** Names of the credentials that are set (never their values). */
+  credentialsSet: string[]
+  builtin: boolean
+  /** false when the server could not build a client from the settings. */
+  available: boolean
+}
+
+/** What POST /api/admin/stores/test found. */
+export interface ConnectionTest {
+  ok: boolean
+  step?: 'settings' | 'connect' | 'write' | 'read' | 'delete'
+  message?: string
+  reason?: 'unreachable' | 'timeout' | 'no_bucket' | 'credentials' | 'auth' | 'no_repo' | 'other'
+  note?: string
+  noteCode?: 'branch_missing'
+  ms: number
+}
+
+export interface StoreInput {
+  name: string
+  kind?: StoreKind
+  settings?: Record<string, unknown>
+  quotaBytes?: number | null
+  enabled?: boolean
 }
 
 export const admin = {
@@ -294,7 +321,16 @@ export const admin = {
         quotaBytes: num('quotaBytes', 'quota'),
         usedBytes: num('usedBytes', 'used') ?? 0,
         reservedBytes: num('reservedBytes', 'reserved') ?? 0,
+        settings: (s.settings && typeof s.settings === 'object' ? s.settings : {}) as Record<string, unknown>,
+        credentialsSet: Array.isArray(s.credentialsSet) ? s.credentialsSet.map(String) : [],
+        builtin: s.builtin === true,
+        available: s.available !== false,
       }
     })
   },
+  saveStore: (input: StoreInput) => request<unknown>('POST', '/api/admin/stores', input, true),
+  deleteStore: (name: string) =>
+    request<{ deleted: true; deletedShares: number }>('DELETE', '/api/admin/stores', { name }, true),
+  testStore: (input: { name?: string; kind?: StoreKind; settings?: Record<string, unknown> }) =>
+    request<ConnectionTest>('POST', '/api/admin/stores/test', input, true),
 }

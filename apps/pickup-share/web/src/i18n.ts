@@ -1,3 +1,4 @@
+import { adminEn, adminZh } from './admin/strings.ts'
 import { textShareEn, textShareZh } from './i18n-text.ts'
 
 /** English and Simplified Chinese. The browser's languages choose by default; the switch is remembered. */
@@ -269,6 +270,9 @@ const en = {
   'error.store_not_found': 'There is no such storage instance.',
   'error.store_in_use': 'This storage instance still holds files of live shares.',
   'error.preview_unavailable': 'This file cannot be previewed here. Download it instead.',
+
+  // --- admin area, issue 20 (storage instances, phone layout, sizes, audit in words): admin/strings.ts
+  ...adminEn,
 }
 
 export type Key = keyof typeof en
@@ -530,6 +534,9 @@ const zh: Record<Key, string> = {
   'error.store_not_found': '没有这个存储实例。',
   'error.store_in_use': '此存储实例仍保存着有效分享的文件。',
   'error.preview_unavailable': '此文件无法在这里预览，请下载查看。',
+
+  // --- admin area, issue 20: admin/strings.ts
+  ...adminZh,
 }
 
 const tables: Record<Lang, Record<Key, string>> = { en, 'zh-CN': zh }

@@ -1,0 +1,226 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { metricsRegistryOf } from '@quartet/core/http'
+import type { Express } from 'express'
+import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
+
+/**
+ * GraphQL answered before express (createGraphQL's hot routes: documents parsed and validated
+ * once, executed with graphql-js) gives the answer express + Yoga give the same request: each
+ * request is sent to `/graphql` (the hot route takes a plain JSON body) and to
+ * `/graphql?via=express` (a query string: express and Yoga, always), with the same
+ * X-Request-Id, and status, headers and body must agree, byte for byte.
+ */
+const deps = useDeps()
+
+interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  text: string
+}
+
+/** One request on a real connection: raw bytes, any headers, optionally chunked. */
+function send(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | string,
+  options: { chunked?: boolean } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const buf = typeof body === 'string' ? Buffer.from(body) : body
+    const req = http.request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        headers: options.chunked ? headers : { ...headers, 'Content-Length': String(buf.length) },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }),
+        )
+      },
+    )
+    req.on('error', reject)
+    if (options.chunked) {
+      req.write(buf.subarray(0, 1))
+      req.end(buf.subarray(1))
+    } else req.end(buf)
+  })
+}
+
+/** Headers that differ between any two answers (the date, the rate-limit count). */
+function comparable(headers: Answer['headers']) {
+  const {
+    date: _d,
+    'ratelimit-remaining': _r,
+    'ratelimit-reset': _t,
+    connection: _c,
+    'keep-alive': _k,
+    ...rest
+  } = headers
+  return rest
+}
+
+async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** How many answers the metrics count on the hot route (its label is the endpoint). */
+async function hotCount(app: Express): Promise<number> {
+  const metrics = await metricsRegistryOf(app)!.getSingleMetricAsString('http_requests_total')
+  return metrics
+    .split('\n')
+    .filter((line) => /route="(\/api\/v1)?\/graphql"/.test(line))
+    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0)
+}
+
+describe('GraphQL before express', () => {
+  let n = 0
+  async function both(
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer | string,
+    options: { chunked?: boolean; prefix?: string } = {},
+  ): Promise<Answer> {
+    const id = `gql-parity-${++n}`
+    const path = `${options.prefix ?? ''}/graphql`
+    const hot = await send(url, path, { ...headers, 'X-Request-Id': id }, body, options)
+    const viaExpress = await send(
+      url,
+      `${path}?via=express`,
+      { ...headers, 'X-Request-Id': id },
+      body,
+      options,
+    )
+    expect({ body: String(body).slice(0, 120), status: hot.status, text: hot.text }).toEqual({
+      body: String(body).slice(0, 120),
+      status: viaExpress.status,
+      text: viaExpress.text,
+    })
+    expect(comparable(hot.headers)).toEqual(comparable(viaExpress.headers))
+    expect(hot.headers['x-request-id']).toBe(id)
+    expect(hot.headers['cache-control']).toBe('no-store')
+    return hot
+  }
+
+  it('when documents run, fail validation, limits, variables or resolvers, then the hot route answers each as Yoga does', async () => {
+    const { app } = buildApp(deps, {
+      env: { GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_FIELDS: '30', RATE_LIMIT_PER_MINUTE: '10000' },
+    })
+    const { url, close } = await listen(app)
+    try {
+      const zone = `${unique('hotgql')}.test`
+      await addZone(deps, zone)
+      const a = await createAccount(deps, { quota: 3 })
+      const json = { ...a.headers, 'Content-Type': 'application/json' }
+      const made = await send(
+        url,
+        '/graphql',
+        json,
+        JSON.stringify({
+          query: `mutation { createSubdomain(subdomain: "www1", rootdomain: "${zone}") { subdomain { id } } }`,
+        }),
+      )
+      expect(made.status).toBe(200)
+      const id = JSON.parse(made.text).data.createSubdomain.subdomain.id as number
+      const requests: unknown[] = [
+        { query: '{ quota { quota { used total available } balance_cents } }' },
+        { query: '{ verifyCredentials { account { api_key quota { used total available } } } }' },
+        {
+          query: `{ quota { quota { used } } subdomains(per_page: 10) { subdomains { subdomain } next_cursor } dnsRecords(subdomain_id: ${id}) { dns_records { type content } } }`,
+        },
+        { query: 'query Q($p: Int) { subdomains(per_page: $p) { next_cursor } }', variables: { p: 1 } },
+        { query: 'query($i: Int!) { subdomain(id: $i) { subdomain { id } } }', variables: { i: 'x' } },
+        { query: 'query($i: Int!) { subdomain(id: $i) { subdomain { id } } }' },
+        { query: 'query($i: Int!) { subdomain(id: $i) { subdomain { id } } }', variables: { i: 424242 } },
+        { query: `{ a: subdomain(id: 424242) { subdomain { id } } b: quota { balance_cents } }` },
+        { query: 'query A { quota { balance_cents } }', operationName: 'B' },
+        { query: 'query A { quota { balance_cents } } query B { quota { balance_cents } }' },
+        {
+          query: 'query A { quota { balance_cents } } query B { quota { balance_cents } }',
+          operationName: 'B',
+        },
+        { query: '{ quota { balance_cents } }', operationName: null, variables: null, extensions: {} },
+        { query: '{ subdomains(per_page: 9999) { next_cursor } }' },
+        { query: '{ quota { ' },
+        { query: '{ quot { balance_cents } }' },
+        { query: '{ __schema { types { name } } }' },
+        { query: '{ __typename }' },
+        { query: '{ verifyCredentials { account { quota { used } } } }' },
+        { query: `{ ${Array.from({ length: 31 }, (_, i) => `q${i}: quota { balance_cents }`).join(' ')} }` },
+        { query: '{ quota { balance_cents } }', variables: [1] },
+        { query: '{ quota { balance_cents } }', extra: 1 },
+        { variables: {} },
+        [{ query: '{ quota { balance_cents } }' }],
+        { query: '{ quota { balance_cents } }', variables: { 'x\u0000': 1 } },
+        { query: `{{{{{{{{{{{{{{{{{{{{ quota }}}}}}}}}}}}}}}}}}}}` },
+        {
+          // A write refused by the domain (the same answer each time: it changes nothing).
+          query: `mutation { createDnsRecord(subdomain_id: 424242, type: "TXT", content: "hi") { dns_record { id } } }`,
+        },
+        {
+          query: `mutation { createDnsRecord(subdomain_id: ${id}, type: "NOPE", content: "hi") { dns_record { id } } }`,
+        },
+        { query: 'subscription { quota { balance_cents } }' },
+      ]
+      for (const body of requests) {
+        // Twice: the second run finds the document in the cache.
+        await both(url, json, JSON.stringify(body))
+        await both(url, json, JSON.stringify(body))
+      }
+      await both(url, json, JSON.stringify(requests[0]), { prefix: '/api/v1' })
+      // Refused credentials and an address off the allow list: the gate's answers.
+      await both(url, { 'Content-Type': 'application/json' }, JSON.stringify(requests[0]))
+      const fenced = await createAccount(deps, { allowList: ['203.0.113.0/24'] })
+      await both(url, { ...fenced.headers, 'Content-Type': 'application/json' }, JSON.stringify(requests[0]))
+      expect(await hotCount(app)).toBeGreaterThanOrEqual(2 * requests.length + 3)
+    } finally {
+      await close()
+    }
+  })
+
+  it('when the body is malformed, not UTF-8, against the input rule or unusual in its framing, then the answer is express’s', async () => {
+    const { app } = buildApp(deps, { env: { BODY_LIMIT: '2kb' } })
+    const { url, close } = await listen(app)
+    try {
+      const a = await createAccount(deps)
+      const json = { ...a.headers, 'Content-Type': 'application/json' }
+      const query = JSON.stringify({ query: '{ quota { balance_cents } }' })
+      const cases: Array<[string, Record<string, string>, Buffer | string, number, boolean, boolean?]> = [
+        ['malformed', json, '{"query":', 400, true],
+        ['strict mode', json, '"{ quota { balance_cents } }"', 400, true],
+        ['not UTF-8', json, Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 400, true],
+        ['NUL', json, '{"query":"{ quota { balance_cents } }\\u0000"}', 400, true],
+        [
+          'byte order mark',
+          json,
+          Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(query)]),
+          200,
+          true,
+        ],
+        ['over the limit', json, `{"query":"${'x'.repeat(2048)}"}`, 413, false],
+        ['text/plain', { ...a.headers, 'Content-Type': 'text/plain' }, query, 415, false],
+        ['gzip', { ...json, 'Content-Encoding': 'gzip' }, query, 400, false],
+        ['chunked', json, query, 200, false, true],
+      ]
+      for (const [what, headers, body, status, hot, chunked] of cases) {
+        const before = await hotCount(app)
+        const answer = await both(url, headers, body, { chunked: chunked ?? false })
+        expect([what, answer.status]).toEqual([what, status])
+        expect([what, (await hotCount(app)) - before]).toEqual([what, hot ? 1 : 0])
+      }
+    } finally {
+      await close()
+    }
+  })
+})

@@ -1,0 +1,241 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { metricsRegistryOf } from '@quartet/core/http'
+import type { Express } from 'express'
+import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
+
+/**
+ * JSON-RPC answered before express (rpcHotRoutes, core's JSON body hot routes) gives the answer
+ * express gives the same request: each request is sent to `/rpc` (the hot route takes it when
+ * its body is a plain JSON body) and to `/rpc/` (express's router, always), with the same
+ * X-Request-Id, and status, headers and body must agree. The metrics then show which path
+ * answered (`/rpc` is the hot route's label, `/rpc/` express's).
+ */
+const deps = useDeps()
+
+interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  text: string
+}
+
+/** One request on a real connection: raw bytes, any headers, optionally chunked. */
+function send(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | string,
+  options: { chunked?: boolean } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const buf = typeof body === 'string' ? Buffer.from(body) : body
+    const req = http.request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        headers: options.chunked ? headers : { ...headers, 'Content-Length': String(buf.length) },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }),
+        )
+      },
+    )
+    req.on('error', reject)
+    if (options.chunked) {
+      req.write(buf.subarray(0, 1))
+      req.end(buf.subarray(1))
+    } else req.end(buf)
+  })
+}
+
+/** Headers that differ between any two answers (the date, the rate-limit count). */
+function comparable(headers: Answer['headers']) {
+  const {
+    date: _d,
+    'ratelimit-remaining': _r,
+    'ratelimit-reset': _t,
+    connection: _c,
+    'keep-alive': _k,
+    ...rest
+  } = headers
+  return rest
+}
+
+async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** How many answers the metrics count under each route label of /rpc. */
+async function answeredBy(app: Express): Promise<{ hot: number; express: number }> {
+  const metrics = await metricsRegistryOf(app)!.getSingleMetricAsString('http_requests_total')
+  const count = (route: string) =>
+    metrics
+      .split('\n')
+      .filter((line) => line.includes(`route="${route}"`))
+      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0)
+  // Express counts a body it refused before its router (rpcBodyErrors) as `unmatched`.
+  return {
+    hot: count('/rpc') + count('/api/v1/rpc'),
+    express: count('/rpc/') + count('/api/v1/rpc/') + count('unmatched'),
+  }
+}
+
+describe('JSON-RPC before express', () => {
+  let n = 0
+  /** Sends the same request hot and through express; expects the same answer; returns it. */
+  async function both(
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer | string,
+    options: { chunked?: boolean; prefix?: string } = {},
+  ): Promise<Answer> {
+    const id = `rpc-parity-${++n}`
+    const prefix = options.prefix ?? ''
+    const hot = await send(url, `${prefix}/rpc`, { ...headers, 'X-Request-Id': id }, body, options)
+    const viaExpress = await send(url, `${prefix}/rpc/`, { ...headers, 'X-Request-Id': id }, body, options)
+    expect({ body: String(body).slice(0, 80), status: hot.status, text: hot.text }).toEqual({
+      body: String(body).slice(0, 80),
+      status: viaExpress.status,
+      text: viaExpress.text,
+    })
+    expect(comparable(hot.headers)).toEqual(comparable(viaExpress.headers))
+    expect(hot.headers['x-request-id']).toBe(id)
+    expect(hot.headers['cache-control']).toBe('no-store')
+    return hot
+  }
+
+  it('when calls, batches, notifications and protocol errors are sent, then the hot route answers each as express does', async () => {
+    const { app } = buildApp(deps, { env: { RPC_MAX_BATCH: '5' } })
+    const { url, close } = await listen(app)
+    try {
+      const zone = `${unique('hotrpc')}.test`
+      await addZone(deps, zone)
+      const a = await createAccount(deps, { quota: 3 })
+      const json = { ...a.headers, 'Content-Type': 'application/json' }
+      const made = await send(
+        url,
+        '/rpc',
+        json,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'subdomains.create',
+          params: { subdomain: 'www1', rootdomain: zone },
+        }),
+      )
+      expect(made.status).toBe(200)
+      const id = JSON.parse(made.text).result.subdomain.id as number
+      const bodies: unknown[] = [
+        { jsonrpc: '2.0', id: 1, method: 'quota.get' },
+        { jsonrpc: '2.0', id: 'v', method: 'auth.verify' },
+        { jsonrpc: '2.0', id: null, method: 'subdomains.list', params: { per_page: 2 } },
+        { jsonrpc: '2.0', id: 2, method: 'records.list', params: { subdomain_id: id } },
+        { jsonrpc: '2.0', id: 3, method: 'records.list', params: { subdomain_id: 'x' } },
+        { jsonrpc: '2.0', id: 4, method: 'records.list', params: [1] },
+        { jsonrpc: '2.0', id: 5, method: 'no.such' },
+        { jsonrpc: '1.0', id: 6, method: 'quota.get' },
+        { jsonrpc: '2.0', id: {}, method: 'quota.get' },
+        [
+          { jsonrpc: '2.0', id: 1, method: 'quota.get' },
+          { jsonrpc: '2.0', method: 'quota.get' },
+          { jsonrpc: '2.0', method: 'no.such' },
+          1,
+          { jsonrpc: '2.0', id: 9, method: 'subdomains.get', params: { id: 999999999 } },
+        ],
+        [],
+        [1, 2, 3],
+        Array.from({ length: 6 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'quota.get' })),
+        { jsonrpc: '2.0', method: 'quota.get' },
+        [{ jsonrpc: '2.0', method: 'quota.get' }],
+        { jsonrpc: '2.0', id: 7, method: 'quota.get', params: { 'a\u0000': 1 } },
+      ]
+      for (const body of bodies) await both(url, json, JSON.stringify(body))
+      // The same under /api/v1, and a charset the hot route reads too.
+      await both(url, json, JSON.stringify(bodies[0]), { prefix: '/api/v1' })
+      await both(
+        url,
+        { ...json, 'Content-Type': 'Application/JSON; charset="UTF-8"' },
+        JSON.stringify(bodies[0]),
+      )
+      // Notifications only: no body, 204.
+      const quiet = await both(url, json, JSON.stringify([{ jsonrpc: '2.0', method: 'quota.get' }]))
+      expect([quiet.status, quiet.text]).toEqual([204, ''])
+      // Refused credentials: the HTTP status is the error's, once for the whole request.
+      const refused = await both(
+        url,
+        { 'Content-Type': 'application/json' },
+        JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'quota.get' }]),
+      )
+      expect(refused.status).toBe(401)
+      const counted = await answeredBy(app)
+      // Every request of this test but the one to /rpc/ of each pair was the hot route's.
+      expect(counted.hot).toBe(counted.express + 1)
+    } finally {
+      await close()
+    }
+  })
+
+  it('when the body is malformed, not UTF-8, against the input rule, or unusual in its framing, then the answer is express’s, and only plain JSON bodies took the hot route', async () => {
+    const { app } = buildApp(deps, { env: { BODY_LIMIT: '2kb' } })
+    const { url, close } = await listen(app)
+    try {
+      const a = await createAccount(deps)
+      const json = { ...a.headers, 'Content-Type': 'application/json' }
+      const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'quota.get' })
+      const hotCases: Array<[string, Buffer | string, number]> = [
+        ['malformed', '{"jsonrpc":', 200],
+        ['a JSON string (strict mode)', '"quota.get"', 200],
+        ['null', 'null', 200],
+        ['whitespace only', '  \n', 200],
+        ['byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(call)]), 200],
+        ['not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), 400],
+        ['NUL in a string', '{"jsonrpc":"2.0","id":1,"method":"quota\\u0000get"}', 400],
+        ['lone surrogate', '{"jsonrpc":"2.0","id":"\\ud800","method":"quota.get"}', 400],
+        ['NUL in a key', '[{"jsonrpc":"2.0","id":1,"method":"quota.get","params":{"\\u0000":1}}]', 400],
+        ['at the limit', `{"jsonrpc":"2.0","id":"${'x'.repeat(2048 - 46)}","method":"quota.get"}`, 200],
+      ]
+      for (const [what, body, status] of hotCases) {
+        const before = await answeredBy(app)
+        const answer = await both(url, json, body)
+        expect([what, answer.status]).toEqual([what, status])
+        const after = await answeredBy(app)
+        expect([what, after.hot - before.hot]).toEqual([what, 1])
+      }
+      const parse = await both(url, json, '{')
+      expect(JSON.parse(parse.text)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } })
+      const nul = await both(url, json, '{"jsonrpc":"2.0","id":1,"method":"quota\\u0000get"}')
+      expect(JSON.parse(nul.text)).toMatchObject({ error: { data: { error_code: 'bad_request' } } })
+
+      // Left to express (each pair answered by express twice): over the limit, another type, a
+      // charset express.json refuses, a compressed or chunked body.
+      const expressCases: Array<[string, Record<string, string>, Buffer | string, number, boolean?]> = [
+        ['over the limit', json, `{"id":"${'x'.repeat(2048)}"}`, 413],
+        ['text/plain', { ...a.headers, 'Content-Type': 'text/plain' }, call, 200],
+        ['no type', a.headers, call, 200],
+        ['latin-1', { ...json, 'Content-Type': 'application/json; charset=latin1' }, call, 415],
+        ['gzip', { ...json, 'Content-Encoding': 'gzip' }, call, 400],
+        ['unknown encoding', { ...json, 'Content-Encoding': 'zz' }, call, 415],
+        ['chunked', json, call, 200, true],
+      ]
+      for (const [what, headers, body, status, chunked] of expressCases) {
+        const before = await answeredBy(app)
+        const answer = await both(url, headers, body, { chunked: chunked ?? false })
+        expect([what, answer.status]).toEqual([what, status])
+        const after = await answeredBy(app)
+        expect([what, after.hot - before.hot, after.express - before.express]).toEqual([what, 0, 2])
+      }
+    } finally {
+      await close()
+    }
+  })
+})
