@@ -169,6 +169,8 @@ export function uploadWithProgress(
     })
     xhr.addEventListener('error', () => reject(new ApiFailure(0, 'network', 'network error')))
     xhr.addEventListener('abort', () => reject(new ApiFailure(0, 'aborted', 'aborted')))
+    // Cancelled before it could start: nothing is sent.
+    if (signal?.aborted) return reject(new ApiFailure(0, 'aborted', 'aborted'))
     signal?.addEventListener('abort', () => xhr.abort())
     if (grant.upload.method === 'PUT') {
       for (const [name, value] of Object.entries(grant.upload.headers ?? {}))

@@ -85,6 +85,8 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
         reject(new ApiFailure(status, code, message))
       },
     })
+    // Cancelled before it could start (Cancel all while this file waited for its permission).
+    if (o.signal.aborted) return reject(new ApiFailure(0, 'aborted', 'cancelled'))
     o.signal.addEventListener('abort', () => {
       // true: terminate on the server too (tus termination), which gives the reservation back.
       void upload.abort(true).catch(() => {})
