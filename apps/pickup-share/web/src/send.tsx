@@ -97,16 +97,18 @@ export function SendPage() {
   const cancelAll = useRef<AbortController | null>(null)
 
   // Leaving the page while bytes are in flight loses the upload (it can be resumed, but the
-  // person may not know): the browser asks first.
+  // person may not know): the browser asks first. A ref, set where uploads start and end, so the
+  // question stops the moment they do (an effect would follow a render later).
+  const inFlight = useRef(false)
   useEffect(() => {
-    if (phase !== 'uploading') return
     const warn = (e: BeforeUnloadEvent) => {
+      if (!inFlight.current) return
       e.preventDefault()
       e.returnValue = ''
     }
     addEventListener('beforeunload', warn)
     return () => removeEventListener('beforeunload', warn)
-  }, [phase])
+  }, [])
 
   useEffect(() => {
     siteInfo()
@@ -202,6 +204,7 @@ export function SendPage() {
     setPhase('uploading')
     const stopAll = new AbortController()
     cancelAll.current = stopAll
+    inFlight.current = true
     if (all !== items) {
       setItems(all)
       setText('')
@@ -300,6 +303,7 @@ export function SendPage() {
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker))
+    inFlight.current = false
     cancelAll.current = null
     if (stopAll.signal.aborted) {
       setPhase('edit')
