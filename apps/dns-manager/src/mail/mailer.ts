@@ -14,8 +14,10 @@ export function createMailer(options: {
   smtpUrl?: string | undefined
   from: string
   logger: Logger
+  /** Milliseconds each of connect, greeting and socket inactivity may take (default 10 s). */
+  timeoutMs?: number
 }): Mailer {
-  const { smtpUrl, from, logger } = options
+  const { smtpUrl, from, logger, timeoutMs = SMTP_TIMEOUT_MS } = options
   if (!smtpUrl)
     return {
       async send(message) {
@@ -25,10 +27,13 @@ export function createMailer(options: {
   // Loaded only when mail is configured: a service without SMTP_URL never evaluates nodemailer.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const nodemailer = require('nodemailer') as typeof Nodemailer
-  const transport = nodemailer.createTransport(smtpUrl, {
-    connectionTimeout: SMTP_TIMEOUT_MS,
-    greetingTimeout: SMTP_TIMEOUT_MS,
-    socketTimeout: SMTP_TIMEOUT_MS,
+  // The timeouts belong to the transport: createTransport's second argument is mail defaults
+  // (nodemailer 10's types say so; given there, they were never applied to the connection).
+  const transport = nodemailer.createTransport({
+    url: smtpUrl,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
   })
   return {
     async send(message) {
