@@ -54,7 +54,7 @@ beforeAll(async () => {
   if (!haveChromium) return
   ensureWebBuilt()
   h = await startHarness(deps)
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  await liveBrowser()
 }, 180_000)
 
 afterAll(async () => {
@@ -62,8 +62,23 @@ afterAll(async () => {
   await h?.close()
 })
 
+/**
+ * The browser, launched again when it is gone: run after other browser suites in one jest worker,
+ * the first launch was sometimes found closed ("Target page, context or browser has been closed").
+ */
+async function liveBrowser(): Promise<Browser> {
+  for (let attempt = 0; !browser?.isConnected(); attempt++) {
+    try {
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    } catch (err) {
+      if (attempt >= 2) throw err
+    }
+  }
+  return browser
+}
+
 async function newPage(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ baseURL: h.url, locale, acceptDownloads: true })
+  const context = await (await liveBrowser()).newContext({ baseURL: h.url, locale, acceptDownloads: true })
   const page = await context.newPage()
   page.on('console', (msg) => {
     if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) pageErrors.push(msg.text())
@@ -311,7 +326,9 @@ describeBrowser('downloads, uploads and messages in a real browser (chromium)', 
   it.each([false, true])(
     'when a control has keyboard focus (dark mode: %s), then its ring contrasts at least 3:1 with the page and the card behind it',
     async (dark) => {
-      const context = await browser.newContext({ baseURL: h.url, colorScheme: dark ? 'dark' : 'light' })
+      const context = await (
+        await liveBrowser()
+      ).newContext({ baseURL: h.url, colorScheme: dark ? 'dark' : 'light' })
       const page = await context.newPage()
       await page.goto('/pickup')
       await page.getByTestId('code-input').waitFor()
