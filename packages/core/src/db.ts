@@ -91,6 +91,8 @@ class DeadlineClient extends pg.Client {
 class DeadlinePool extends pg.Pool {
   /** Until a first connection opens, callers wait `firstWaitMs` (PoolDeadlines.firstConnectTimeoutMs). */
   private connected = false
+  /** When a client was last checked out or given back (ms): the pool's latest sign of work. */
+  private lastActivity = 0
 
   constructor(
     config: pg.PoolConfig,
@@ -98,6 +100,9 @@ class DeadlinePool extends pg.Pool {
     private readonly firstWaitMs: number,
   ) {
     super(config)
+    this.on('release', () => {
+      this.lastActivity = Date.now()
+    })
   }
 
   // pg's connect(): a promise, or a callback as pool.query uses it.
@@ -125,6 +130,7 @@ class DeadlinePool extends pg.Pool {
         },
         this.connected ? this.waitMs : this.firstWaitMs,
       )
+      this.lastActivity = Date.now()
       super.connect((err, client, done) => {
         clearTimeout(timer)
         if (!err && client) this.connected = true
@@ -145,7 +151,36 @@ class DeadlinePool extends pg.Pool {
       (err: Error) => callback(err, undefined, () => {}),
     )
   }
+
+  /**
+   * Ends the pool once the work under way is done: at shutdown the server has stopped taking
+   * requests, but a request whose client went away keeps running its handler, and a pool ended
+   * under it fails its next query ("Cannot use a pool after calling end"), which could leave a
+   * write half done. So `end` first waits until no client is checked out and none was taken or
+   * given back for DRAIN_QUIET_MS (new queries are still served meanwhile), at most DRAIN_MAX_MS.
+   */
+  override end(): Promise<void>
+  override end(callback: () => void): void
+  override end(callback?: () => void): Promise<void> | void {
+    const ended = this.drained().then(() => super.end())
+    if (!callback) return ended
+    ended.then(callback, callback)
+  }
+
+  private async drained(): Promise<void> {
+    const deadline = Date.now() + DRAIN_MAX_MS
+    while (Date.now() < deadline) {
+      const busy = this.totalCount > this.idleCount || this.waitingCount > 0
+      if (!busy && Date.now() - this.lastActivity >= DRAIN_QUIET_MS) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
 }
+
+/** How long a pool must have been idle before `end` closes it (see DeadlinePool.end). */
+const DRAIN_QUIET_MS = 100
+/** The longest `end` waits for work under way (each query has its own deadline too). */
+const DRAIN_MAX_MS = 2_000
 
 /**
  * A pg pool with deadlines (PoolDeadlines): the one way every app, the migration applier and

@@ -214,6 +214,34 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
     )
 
     realPostgres(
+      'when a pool is ended while a handler is between two of its queries (its client went away, it runs on), then the second query still runs and the pool ends after it',
+      async () => {
+        const pool = createPgPool(testDatabaseUrl(), { max: 2 })
+        // A handler: one query, some other work (a provider call), then its write.
+        const handler = (async () => {
+          await pool.query('select 1')
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          return (await pool.query('select 2 as x')).rows
+        })()
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        const started = performance.now()
+        const ended = pool.end()
+        expect(await handler).toEqual([{ x: 2 }])
+        await ended
+        expect(performance.now() - started).toBeLessThan(2_500)
+        await expect(pool.query('select 3')).rejects.toThrow(/after calling end/)
+      },
+    )
+
+    realPostgres('when an idle pool is ended, then it ends at once', async () => {
+      const pool = createPgPool(testDatabaseUrl(), { max: 1 })
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      const started = performance.now()
+      await pool.end()
+      expect(performance.now() - started).toBeLessThan(100)
+    })
+
+    realPostgres(
       'when the query deadline is 0 (migrations, operator jobs), then long queries run',
       async () => {
         const pool = createPgPool(testDatabaseUrl(), { max: 1, deadlines: { queryTimeoutMs: 0 } })
