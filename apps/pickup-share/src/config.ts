@@ -1,5 +1,6 @@
 import { baseConfigShape, type Env, loadConfig, zBool, zInt } from '@quartet/core/config'
 import { z } from 'zod'
+import { isMirrorTemplate, MIRROR_TEMPLATE_RULE } from './storage/mirrors.ts'
 
 const optionalString = z.string().optional()
 
@@ -91,11 +92,7 @@ export const ZConfig = z
               .filter(Boolean)
           : [],
       )
-      .refine(
-        (list) =>
-          list.every((t) => /^https?:\/\/[^/{}]+\//.test(t) && t.includes('{sha}') && t.includes('{path}')),
-        'every template must be an http(s) URL with a fixed host and contain {sha} and {path}',
-      ),
+      .refine((list) => list.every(isMirrorTemplate), MIRROR_TEMPLATE_RULE),
     /** How long a mirror ranking stays cached in kv. */
     REPO_MIRROR_TTL_SECONDS: zInt(600, 1, 86_400),
     /** Extra origins the web pages may upload to (connect-src), e.g. a bucket store added at run time. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import path from 'node:path'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
@@ -36,15 +37,22 @@ export function ownerAndRepo(remoteUrl: string): { owner: string; repo: string }
   return { owner: parts.join('/'), repo }
 }
 
-/** One shared mirror selector (operator templates) per process. */
-const selectors = new WeakMap<KeyValueStore, MirrorSelector>()
-function mirrorsFor(d: FactoryDeps): MirrorSelector | null {
-  const templates = d.config.REPO_MIRRORS ?? []
+/** One mirror selector per list of templates per process (the operator's, each instance's own). */
+const selectors = new WeakMap<KeyValueStore, Map<string, MirrorSelector>>()
+function mirrorsFor(d: FactoryDeps, own?: string[]): MirrorSelector | null {
+  const templates = own ?? d.config.REPO_MIRRORS ?? []
   if (templates.length === 0) return null
-  let s = selectors.get(d.kv)
-  if (!s || s.templates.join('\n') !== templates.join('\n')) {
-    s = new MirrorSelector({ templates, kv: d.kv, ttlMs: (d.config.REPO_MIRROR_TTL_SECONDS ?? 600) * 1000 })
-    selectors.set(d.kv, s)
+  let byList = selectors.get(d.kv)
+  if (!byList) selectors.set(d.kv, (byList = new Map()))
+  const list = templates.join('\n')
+  let s = byList.get(list)
+  if (!s) {
+    const ttlMs = (d.config.REPO_MIRROR_TTL_SECONDS ?? 600) * 1000
+    const keyPrefix = own
+      ? `mirror-rank:${createHash('sha256').update(list).digest('base64url').slice(0, 12)}:`
+      : undefined
+    s = new MirrorSelector({ templates, kv: d.kv, ttlMs, ...(keyPrefix ? { keyPrefix } : {}) })
+    byList.set(list, s)
   }
   return s
 }
@@ -62,7 +70,7 @@ export function repoStore(d: FactoryDeps, id: string, s: TRepoSettings): RepoSto
     cacheDir: path.join(d.config.REPO_CACHE_DIR ?? '.data/repos', id),
     maxObjectBytes: d.config.REPO_MAX_FILE_BYTES ?? 104_857_600,
     index: new RepoObjectRepository(d.db, id),
-    mirrors: mirrorsFor(d),
+    mirrors: mirrorsFor(d, s.mirrors),
     logger: d.logger,
     uploadUrl: '/api/repo/upload',
     signUpload: (c) => d.tokens.sign({ ...c, pathname: c.pathname }),

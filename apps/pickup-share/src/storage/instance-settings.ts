@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isMirrorTemplate, MIRROR_TEMPLATE_RULE } from './mirrors.ts'
 
 /** Connection settings of admin-defined instances, per kind (credentials are write-only). */
 export const ZBlobSettings = z.object({}).strict()
@@ -42,6 +43,11 @@ export const ZRepoSettings = z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,100}$/)
       .optional(),
+    /**
+     * Download mirrors of this repository (URL templates as in REPO_MIRRORS); absent: the
+     * operator's REPO_MIRRORS, empty: none.
+     */
+    mirrors: z.array(z.string().max(500).refine(isMirrorTemplate, MIRROR_TEMPLATE_RULE)).max(8).optional(),
     /** HTTP basic user sent with the token (x-access-token for GitHub, oauth2 for GitLab). */
     username: z.string().min(1).max(100).default('x-access-token'),
     token: z.string().min(1).max(1000).optional(),

@@ -17,10 +17,21 @@ export interface MirrorRanking {
   latencyMs: Record<string, number>
 }
 
+/** A mirror URL template as REPO_MIRRORS and repo instances take it. */
+export const isMirrorTemplate = (t: string) =>
+  /^https?:\/\/[^/{}]+\//.test(t) && t.includes('{sha}') && t.includes('{path}')
+export const MIRROR_TEMPLATE_RULE =
+  'every template must be an http(s) URL with a fixed host and contain {sha} and {path}'
+
 export interface MirrorSelectorOptions {
   /** Operator-configured templates with {owner} {repo} {sha} {path}. */
   templates: string[]
   kv: KeyValueStore
+  /**
+   * Prefix of the rankings' kv keys (default `mirror-rank:`). A ranking is positions in this
+   * list, so selectors of other lists (repo instances with mirrors of their own) use their own.
+   */
+  keyPrefix?: string
   ttlMs: number
   /** Per probe request (default 2000 ms). */
   timeoutMs?: number
@@ -66,7 +77,7 @@ export class MirrorSelector {
   }
 
   private key(scope: string): string {
-    return `mirror-rank:${scope}`
+    return `${this.options.keyPrefix ?? 'mirror-rank:'}${scope}`
   }
 
   /** The cached ranking of `scope` (one repository), probing with `sample` when none is cached. */

@@ -116,6 +116,7 @@ const storeNamed = async (name: string) =>
       quotaBytes: number | null
       enabled: boolean
       kind: string
+      settings: Record<string, unknown>
     }>
   ).find((s) => s.name === name)
 
@@ -211,6 +212,20 @@ describeBrowser('the admin area in a real browser (chromium)', () => {
     // Secrets are never sent back to the page (the form was emptied; the list has names only).
     expect(await page.content()).not.toContain('S3RVER')
     expect(await storeNamed('archive')).toMatchObject({ kind: 'bucket', quotaBytes: null })
+
+    // A git repository with download mirrors of its own, entered comma-separated.
+    const mirrors = [
+      'https://cdn.example.test/gh/{owner}/{repo}@{sha}/{path}',
+      'https://raw.example.test/{owner}/{repo}/{sha}/{path}',
+    ]
+    await page.getByTestId('new-store-name').fill('vault')
+    await page.getByTestId('new-store-kind').selectOption('repo')
+    await page.getByTestId('new-store-remoteUrl').fill('https://git.example.test/acme/vault.git')
+    await page.getByTestId('new-store-enabled').uncheck()
+    await page.getByTestId('new-store-mirrors').fill(mirrors.join(', '))
+    await page.getByTestId('new-store-save').click()
+    await said(page, 'stores-message', 'Storage instance vault added.')
+    expect((await storeNamed('vault'))?.settings.mirrors).toEqual(mirrors)
 
     // The saved bucket tests from its card with its stored keys.
     await page.getByRole('button', { name: 'Test connection of archive' }).click()

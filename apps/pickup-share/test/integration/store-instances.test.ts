@@ -159,6 +159,37 @@ describe('storage instances with quotas', () => {
     expect(await stores()).toHaveLength(before)
   })
 
+  it('when a repo instance has download mirrors of its own, then they are checked, kept, and used for it instead of REPO_MIRRORS', async () => {
+    const repo = (name: string, mirrors: unknown) => ({
+      name,
+      kind: 'repo',
+      enabled: false,
+      settings: { remoteUrl: 'https://git.example.test/acme/drop.git', mirrors },
+    })
+    for (const mirrors of [
+      ['ftp://cdn.example.test/{sha}/{path}'],
+      ['https://cdn.example.test/{sha}'],
+      'x',
+    ]) {
+      const res = await api(h, 'POST', '/api/admin/stores', repo('r-bad', mirrors), admin)
+      expect(res.status).toBe(400)
+      expect(res.body.error.code).toBe('bad_request')
+    }
+    const template = 'https://cdn.example.test/gh/{owner}/{repo}@{sha}/{path}'
+    const made = await api(h, 'POST', '/api/admin/stores', repo('r-own', [template]), admin)
+    expect(made.status).toBe(201)
+    expect(made.body.settings.mirrors).toEqual([template])
+    const driver = h.services.storage.instance(made.body.id) as unknown as {
+      options: { mirrors: { templates: string[] } | null }
+    }
+    expect(driver.options.mirrors?.templates).toEqual([template])
+    // An empty list: no mirrors for this one, whatever the operator configured.
+    const none = await api(h, 'POST', '/api/admin/stores', repo('r-none', []), admin)
+    expect(none.status).toBe(201)
+    const bare = h.services.storage.instance(none.body.id) as unknown as { options: { mirrors: unknown } }
+    expect(bare.options.mirrors).toBeNull()
+  })
+
   it('when a bucket instance is created with credentials, then no response or audit entry shows them', async () => {
     const body = {
       name: 'other-bucket',

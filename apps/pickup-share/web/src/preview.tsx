@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { type Access, previewUrl, type SiteInfo } from './api.ts'
 import { t } from './i18n.ts'
 import { CopyButton } from './ui.tsx'
@@ -145,7 +145,9 @@ function TextPreview({ src, name }: { src: string; name: string }) {
     }
   }, [src])
 
-  useEffect(() => {
+  // A layout effect: the text is in the <pre> before anything sees the element (a plain effect
+  // left it empty for a moment after it appeared, which a test reading it at once caught).
+  useLayoutEffect(() => {
     // textContent: the text is a text node, whatever it says (<script>, HTML entities, RTL marks).
     if (pre.current && text !== null) pre.current.textContent = text
   }, [text])

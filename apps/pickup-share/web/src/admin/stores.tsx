@@ -239,11 +239,15 @@ function settingsChanged(next: Record<string, unknown>, store: StoreInstance): b
   for (const k of keys) {
     if (SECRETS.includes(k)) {
       if (next[k] !== undefined) return true
+    } else if (LISTS.includes(k)) {
+      if (JSON.stringify(next[k] ?? []) !== JSON.stringify(store.settings[k] ?? [])) return true
     } else if (withDefault(k, next[k]) !== withDefault(k, store.settings[k])) return true
   }
   return false
 }
 const SECRETS = ['token', 'accessKey', 'secretKey']
+/** Settings that are lists, entered as comma-separated text. */
+const LISTS = ['mirrors']
 
 /** Text fields of the connection settings, per kind (the checkboxes are handled apart). */
 const TEXT_FIELDS: Record<StoreKind, Array<{ key: string; label: Key; hint?: Key; secret?: true }>> = {
@@ -262,6 +266,7 @@ const TEXT_FIELDS: Record<StoreKind, Array<{ key: string; label: Key; hint?: Key
     { key: 'token', label: 'stores.token', secret: true },
     { key: 'owner', label: 'stores.owner' },
     { key: 'repo', label: 'stores.repo', hint: 'stores.mirrorsHint' },
+    { key: 'mirrors', label: 'stores.mirrors', hint: 'stores.mirrorsListHint' },
   ],
 }
 const DEFAULTS: Record<string, string> = { region: 'us-east-1', branch: 'main', username: 'x-access-token' }
@@ -288,7 +293,13 @@ function StoreForm({
     for (const k of KINDS)
       for (const f of TEXT_FIELDS[k]) {
         const stored = store?.settings[f.key]
-        v[f.key] = typeof stored === 'string' ? stored : f.secret ? '' : (DEFAULTS[f.key] ?? '')
+        v[f.key] = Array.isArray(stored)
+          ? stored.join(', ')
+          : typeof stored === 'string'
+            ? stored
+            : f.secret
+              ? ''
+              : (DEFAULTS[f.key] ?? '')
       }
     return v
   })
@@ -318,7 +329,7 @@ function StoreForm({
     const out: Record<string, unknown> = {}
     for (const f of TEXT_FIELDS[kind]) {
       const v = text[f.key]!.trim()
-      if (v) out[f.key] = v
+      if (v) out[f.key] = LISTS.includes(f.key) ? v.split(/[\s,]+/).filter(Boolean) : v
     }
     if (kind === 'bucket') Object.assign(out, { pathStyle, postPolicy })
     return out

@@ -45,7 +45,10 @@ export const adminEn = {
   'stores.owner': 'Owner (for download mirrors)',
   'stores.repo': 'Repository name (for download mirrors)',
   'stores.mirrorsHint':
-    'Downloads use the mirrors the operator configured (REPO_MIRRORS) with this owner and name; left empty, they come from the URL.',
+    'Downloads use the mirrors below (or the operator’s REPO_MIRRORS) with this owner and name; left empty, they come from the URL.',
+  'stores.mirrors': 'Download mirrors (URL templates, comma-separated)',
+  'stores.mirrorsListHint':
+    'With {owner}, {repo}, {sha} and {path}, e.g. https://cdn.jsdelivr.net/gh/{owner}/{repo}@{sha}/{path}; left empty, the operator’s REPO_MIRRORS.',
   'stores.keepSecret': 'Saved; leave empty to keep it',
   'stores.quota': 'Quota',
   'stores.noQuota': 'No quota',
@@ -164,7 +167,10 @@ export const adminZh: Record<AdminKey, string> = {
   'stores.owner': '所有者（用于下载镜像）',
   'stores.repo': '仓库名（用于下载镜像）',
   'stores.mirrorsHint':
-    '下载会使用运维配置的镜像（REPO_MIRRORS）和这里的所有者与仓库名；留空则取自仓库地址。',
+    '下载会使用下面的镜像（或运维配置的 REPO_MIRRORS）和这里的所有者与仓库名；留空则取自仓库地址。',
+  'stores.mirrors': '下载镜像（URL 模板，用逗号分隔）',
+  'stores.mirrorsListHint':
+    '包含 {owner}、{repo}、{sha} 和 {path}，例如 https://cdn.jsdelivr.net/gh/{owner}/{repo}@{sha}/{path}；留空则使用运维配置的 REPO_MIRRORS。',
   'stores.keepSecret': '已保存；留空则保持不变',
   'stores.quota': '配额',
   'stores.noQuota': '不限配额',
