@@ -8,6 +8,9 @@ import { EMBEDDED_DEADLINES } from '@quartet/core/db'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '@quartet/core/embedded-postgres'
 import { appDir, REPO_ROOT, SERVICES, type ServiceSpec } from './services.ts'
 
+/** Two of Caddy's 1 s health intervals: long enough for a restarted replica to be taken back in. */
+const CADDY_HEALTH_SETTLE_MS = 2_000
+
 export interface StackOptions {
   env: NodeJS.ProcessEnv
   /** Run the TypeScript sources with reload (pnpm dev) instead of the built bundles (pnpm start). */
@@ -235,6 +238,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           const fresh = await startReplica(spec, old.replica, Number(new URL(old.url).port), false)
           children[children.indexOf(old)] = fresh
           options.onStatus(`${old.label} restarted and ready`)
+          // Ready here is not yet healthy for Caddy, which marked the port down while it
+          // restarted and checks it once a second (infra/caddy/health-readyz.caddy): stopping the
+          // next replica before its check took this one back left no healthy upstream (a 503
+          // from Caddy itself, seen in the replicas test).
+          await new Promise((resolve) => setTimeout(resolve, CADDY_HEALTH_SETTLE_MS))
         }
       }),
     )

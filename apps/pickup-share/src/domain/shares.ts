@@ -546,6 +546,9 @@ export class ShareService {
       if (err instanceof ApiError && err.code === 'file_not_found') {
         const end = await this.d.shares.endOf({ code: share.code }, this.d.clock.now()).catch(() => null)
         if (end) throw endedError(end)
+        // Used up when this request read it (its receiver's last transfer was still closing):
+        // the files went with the share's end, whatever the rows say by now.
+        if (isUsedUp(share)) throw shareUsedUp()
       }
       throw readFailure(err)
     }
