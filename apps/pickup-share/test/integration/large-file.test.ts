@@ -128,9 +128,10 @@ describe('a 200 MB file', () => {
     expect(zip.result.bytes).toBe(zip.result.announced)
     expect(zip.result.bytes).toBeGreaterThan(SIZE)
     expect(zip.result.bytes).toBeLessThan(SIZE + 1024)
-    // Generous bounds: buffering the file would grow memory by at least its 200 MB.
-    expect(upload.growth).toBeLessThan(64 * MB)
-    expect(download.growth).toBeLessThan(64 * MB)
-    expect(zip.growth).toBeLessThan(64 * MB)
+    // Generous bounds: buffering the file would grow memory by at least its 200 MB (Node 24's
+    // heap grows further before it collects: 69 MB for the ZIP once, against < 64 MB on Node 20).
+    expect(upload.growth).toBeLessThan(100 * MB)
+    expect(download.growth).toBeLessThan(100 * MB)
+    expect(zip.growth).toBeLessThan(100 * MB)
   }, 300_000)
 })
