@@ -1,8 +1,6 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { metricsRegistryOf } from '@quartet/core/http'
 import type { Express } from 'express'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
+import { answersOn, listen, parity, send } from '../support/hot-parity.ts'
 
 /**
  * GraphQL answered before express (createGraphQL's hot routes: documents parsed and validated
@@ -13,105 +11,15 @@ import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts
  */
 const deps = useDeps()
 
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  text: string
-}
-
-/** One request on a real connection: raw bytes, any headers, optionally chunked. */
-function send(
-  url: string,
-  path: string,
-  headers: Record<string, string>,
-  body: Buffer | string,
-  options: { chunked?: boolean } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const buf = typeof body === 'string' ? Buffer.from(body) : body
-    const req = http.request(
-      `${url}${path}`,
-      {
-        method: 'POST',
-        headers: options.chunked ? headers : { ...headers, 'Content-Length': String(buf.length) },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () =>
-          resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }),
-        )
-      },
-    )
-    req.on('error', reject)
-    if (options.chunked) {
-      req.write(buf.subarray(0, 1))
-      req.end(buf.subarray(1))
-    } else req.end(buf)
-  })
-}
-
-/** Headers that differ between any two answers (the date, the rate-limit count). */
-function comparable(headers: Answer['headers']) {
-  const {
-    date: _d,
-    'ratelimit-remaining': _r,
-    'ratelimit-reset': _t,
-    connection: _c,
-    'keep-alive': _k,
-    ...rest
-  } = headers
-  return rest
-}
-
-async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  }
-}
-
 /** How many answers the metrics count on the hot route (its label is the endpoint). */
-async function hotCount(app: Express): Promise<number> {
-  const metrics = await metricsRegistryOf(app)!.getSingleMetricAsString('http_requests_total')
-  return metrics
-    .split('\n')
-    .filter((line) => /route="(\/api\/v1)?\/graphql"/.test(line))
-    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0)
-}
+const hotCount = (app: Express) => answersOn(app, (route) => /^(\/api\/v1)?\/graphql$/.test(route))
 
 describe('GraphQL before express', () => {
-  let n = 0
-  async function both(
-    url: string,
-    headers: Record<string, string>,
-    body: Buffer | string,
-    options: { chunked?: boolean; prefix?: string } = {},
-  ): Promise<Answer> {
-    const id = `gql-parity-${++n}`
-    const path = `${options.prefix ?? ''}/graphql`
-    const hot = await send(url, path, { ...headers, 'X-Request-Id': id }, body, options)
-    const viaExpress = await send(
-      url,
-      `${path}?via=express`,
-      { ...headers, 'X-Request-Id': id },
-      body,
-      options,
-    )
-    expect({ body: String(body).slice(0, 120), status: hot.status, text: hot.text }).toEqual({
-      body: String(body).slice(0, 120),
-      status: viaExpress.status,
-      text: viaExpress.text,
-    })
-    expect(comparable(hot.headers)).toEqual(comparable(viaExpress.headers))
-    expect(hot.headers['x-request-id']).toBe(id)
-    expect(hot.headers['cache-control']).toBe('no-store')
-    return hot
-  }
+  const both = parity({
+    idPrefix: 'gql-parity',
+    paths: (prefix) => ({ hot: `${prefix}/graphql`, express: `${prefix}/graphql?via=express` }),
+    shown: 120,
+  })
 
   it('when documents run, fail validation, limits, variables or resolvers, then the hot route answers each as Yoga does', async () => {
     const { app } = buildApp(deps, {
