@@ -357,7 +357,7 @@ export function createGraphQL(
     return document
   }
 
-  const compiledQueries = compiledQueryCache(schema)
+  const compiledQueries = compiledQueryCache(schema, options.logger)
   const executions = new client.Counter({
     name: 'dns_manager_graphql_executions_total',
     help: 'GraphQL operations the fast path executed, by executor: compiled (graphql-jit, a repeated query), graphql-js, or yoga (everything else)',
@@ -476,12 +476,11 @@ export function createGraphQL(
  * Query operations the fast path has seen before, compiled by graphql-jit (as Mercurius does for
  * repeated queries): the executor graphql-js builds per field (an info object, argument
  * coercion, promise checks, the completion of each value) cost more than the reads themselves
- * for a page of 50 subdomains. Compiled on a document's second use, with graphql-jit loaded then,
- * so a service that never sees a repeated query never loads it; until then graphql-js runs it.
- * Results are graphql-js's (the parity tests compare both paths byte for byte); mutations stay
- * on graphql-js, whose serial execution they rely on.
+ * for a page of 50 subdomains. graphql-jit is loaded with the first query (not at start), and a
+ * query is compiled on its second use; until then, and if it cannot be loaded or compiled,
+ * graphql-js runs it. Mutations stay on graphql-js, whose serial execution they rely on.
  */
-function compiledQueryCache(schema: GraphQLSchema) {
+function compiledQueryCache(schema: GraphQLSchema, logger: Logger) {
   let jit: typeof GraphQLJit | undefined
   let loading: Promise<void> | undefined
   const byDocument = new WeakMap<DocumentNode, Map<string, CompiledQuery | 'seen' | 'unsupported'>>()
@@ -493,15 +492,24 @@ function compiledQueryCache(schema: GraphQLSchema) {
       const known = forDocument.get(key)
       if (known === undefined) {
         forDocument.set(key, 'seen')
-        loading ??= import('graphql-jit').then((module) => {
-          jit = module
-        })
+        loading ??= import('graphql-jit').then(
+          (module) => {
+            jit = module
+          },
+          (err: unknown) =>
+            logger.warn({ err }, 'graphql-jit could not be loaded; queries run on graphql-js'),
+        )
         return null
       }
       if (known !== 'seen') return known === 'unsupported' ? null : known
       if (!jit) return null
-      const compiled = jit.compileQuery(schema, document, operationName ?? undefined)
-      const usable = jit.isCompiledQuery(compiled) ? compiled : 'unsupported'
+      let usable: CompiledQuery | 'unsupported' = 'unsupported'
+      try {
+        const compiled = jit.compileQuery(schema, document, operationName ?? undefined)
+        if (jit.isCompiledQuery(compiled)) usable = compiled
+      } catch (err) {
+        logger.warn({ err }, 'graphql-jit could not compile a query; it runs on graphql-js')
+      }
       forDocument.set(key, usable)
       return usable === 'unsupported' ? null : usable
     },
