@@ -1,34 +1,11 @@
-import { PrismaPg } from '@prisma/adapter-pg'
-import { attachPool, createPgPool, type DatabaseOptions, quoteIdent } from '@quartet/core/db'
-import type pg from 'pg'
+import { createPrismaClient, type DatabaseOptions, type RawAccess, rawAccessOf } from '@quartet/core/db'
 import { PrismaClient } from '../generated/prisma/client.ts'
 
 export type Db = PrismaClient
 
-/**
- * The app's Prisma client over `@prisma/adapter-pg`, bound to its schema, on a pg pool with
- * core's deadlines (as core's createPrismaClient makes it), with that pool and schema kept for
- * rawOf. `$disconnect()` ends the pool.
- */
+/** The app's Prisma client on a pg pool with core's deadlines, bound to its schema. `$disconnect()` ends the pool. */
 export function createDb(options: DatabaseOptions): Db {
-  const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
-  const db = attachPool(
-    new PrismaClient({
-      adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
-      errorFormat: 'minimal', // see createPrismaClient in core
-    }),
-    pool,
-  )
-  raw.set(db, { pool, schema: quoteIdent(options.schema) })
-  return db
-}
-
-const raw = new WeakMap<object, RawAccess>()
-
-export interface RawAccess {
-  pool: pg.Pool
-  /** The app's schema, quoted for SQL text. */
-  schema: string
+  return createPrismaClient(PrismaClient, options)
 }
 
 /**
@@ -37,5 +14,5 @@ export interface RawAccess {
  * the query itself needs there, and under load that garbage is what the heap grew by.
  */
 export function rawOf(db: Db): RawAccess | undefined {
-  return raw.get(db)
+  return rawAccessOf(db)
 }
