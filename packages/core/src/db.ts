@@ -228,7 +228,8 @@ export function createPgPool(
 /**
  * Builds an app's generated PrismaClient over `@prisma/adapter-pg` (Prisma 7: no Rust engine at
  * run time) bound to the app's own schema, on a pool with deadlines. Generic over the client class
- * so core never imports an app's generated code. `$disconnect()` ends the pool.
+ * so core never imports an app's generated code. `$disconnect()` ends the pool. The pool and the
+ * schema stay reachable (rawAccessOf) for the hand-written SQL of hot reads.
  */
 export function createPrismaClient<C>(
   PrismaClient: new (options: { adapter: PrismaPg; errorFormat: 'minimal' }) => C,
@@ -242,10 +243,30 @@ export function createPrismaClient<C>(
     // at once that blocked the event loop for over a second.
     errorFormat: 'minimal',
   })
-  return attachPool(client, pool)
+  attachPool(client, pool)
+  Object.defineProperty(client, RAW, {
+    value: { pool, schema: quoteIdent(options.schema) } satisfies RawAccess,
+  })
+  return client
 }
 
 const POOL = Symbol.for('quartet.pgPool')
+const RAW = Symbol.for('quartet.rawAccess')
+
+/** The pg pool under a client made by createPrismaClient, and its schema, quoted for SQL text. */
+export interface RawAccess {
+  pool: pg.Pool
+  schema: string
+}
+
+/**
+ * The pool and schema under a client made by createPrismaClient (a property, so a test's Proxy
+ * of the client has it too); undefined for any other client. Hot reads run hand-written SQL on
+ * it: Prisma's planner, interpreter and mapping cost more than such a query itself.
+ */
+export function rawAccessOf(client: unknown): RawAccess | undefined {
+  return (client as { [RAW]?: RawAccess })[RAW]
+}
 
 /** Records the pg pool under a Prisma client (a property, so a test's Proxy of the client has it too). */
 export function attachPool<C>(client: C, pool: pg.Pool): C {
