@@ -207,8 +207,8 @@ describe("counting: a preview is this receiver's download of the file", () => {
     expect(await remaining(s.code)).toBe('used up')
   })
 
-  it('when previews of one receiver race through two app instances (replicas on one Postgres and Redis), then still exactly 4 bodies on a 2-download share', async () => {
-    const other = await startHarness(deps)
+  it('when previews of one receiver race through two app instances (replicas on one Postgres, Redis and blob folder), then still exactly 4 bodies on a 2-download share', async () => {
+    const other = await startHarness(deps, { config: { BLOB_DIR: h.config.BLOB_DIR } })
     try {
       const data = randomBytes(3000)
       const s = await share([{ name: 'pic.gif', type: 'image/gif', data }], 2)

@@ -102,7 +102,8 @@ export async function startHarness(
     server,
     close: async () => {
       await server.close()
-      rmSync(config.BLOB_DIR, { recursive: true, force: true })
+      // Only the folder it made: a replica started on another harness's folder leaves it be.
+      if (!options.config?.BLOB_DIR) rmSync(config.BLOB_DIR, { recursive: true, force: true })
     },
   }
 }
