@@ -207,6 +207,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     },
   )
   drift.register(metrics)
+  graphql.register(metrics)
   return { app, service }
 }
 

@@ -16,7 +16,7 @@ import { deferContinueOnListen } from './http/upload-connection.ts'
 import { registerTus, tusOperations } from './http/tus.ts'
 import { registerVercelBlob, vercelBlobOperations } from './http/vercel-blob.ts'
 import { isStreamedUpload, registerUpload, uploadOperations } from './http/upload.ts'
-import { registerWeb, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
+import { registerWeb, siteInfoRoute, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
 import { createServices, type ServicesConfig } from './services.ts'
 import type { Db } from './store/db.ts'
 
@@ -54,6 +54,7 @@ export const openApiDocument = () =>
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
   const services = deps.services ?? createServices(deps)
+  const site = siteInfoRoute(services)
   const { app, metrics } = createHttpApp(
     {
       name: 'pickup-share',
@@ -70,6 +71,7 @@ export function createApp(deps: AppDeps): Express {
         database: () => pingDatabase(deps.db),
         kv: { check: () => deps.kv.ping(), optional: true },
       },
+      hotRoutes: [site],
     },
     (app) => {
       serveOpenApi(app, openApiDocument)
@@ -79,7 +81,7 @@ export function createApp(deps: AppDeps): Express {
       registerShare(app, services)
       registerAdmin(app, services)
       registerStores(app, services)
-      registerWeb(app, services)
+      registerWeb(app, site)
     },
   )
   registerGuessMetrics(metrics, services.guard)

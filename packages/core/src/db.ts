@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
+import { parseTimestamptz } from './time-text.ts'
 
 export interface DatabaseOptions {
   url: string
@@ -177,6 +179,11 @@ class DeadlinePool extends pg.Pool {
   }
 }
 
+function textTypeParser(oid: number, format?: 'text' | 'binary'): unknown {
+  if (oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary') return parseTimestamptz
+  return pg.types.getTypeParser(oid, format as 'text')
+}
+
 /** How long a pool must have been idle before `end` closes it (see DeadlinePool.end). */
 const DRAIN_QUIET_MS = 100
 /** The longest `end` waits for work under way (each query has its own deadline too). */
@@ -204,6 +211,9 @@ export function createPgPool(
     connectionTimeoutMillis: Math.max(ESTABLISH_TIMEOUT_MS, connectTimeoutMs, firstConnectTimeoutMs ?? 0),
     // Keep-alive probes find a peer that vanished without a FIN (a partition, a killed VM).
     keepAlive: true,
+    // The plain-SQL reads get timestamptz parsed without pg's regular expressions (same Dates);
+    // Prisma's adapter sets its own parsers on each of its queries.
+    types: { getTypeParser: textTypeParser as typeof pg.types.getTypeParser },
   }
   if (queryTimeoutMs > 0) {
     config.statement_timeout = queryTimeoutMs
@@ -218,7 +228,8 @@ export function createPgPool(
 /**
  * Builds an app's generated PrismaClient over `@prisma/adapter-pg` (Prisma 7: no Rust engine at
  * run time) bound to the app's own schema, on a pool with deadlines. Generic over the client class
- * so core never imports an app's generated code. `$disconnect()` ends the pool.
+ * so core never imports an app's generated code. `$disconnect()` ends the pool. The pool and the
+ * schema stay reachable (rawAccessOf) for the hand-written SQL of hot reads.
  */
 export function createPrismaClient<C>(
   PrismaClient: new (options: { adapter: PrismaPg; errorFormat: 'minimal' }) => C,
@@ -232,10 +243,30 @@ export function createPrismaClient<C>(
     // at once that blocked the event loop for over a second.
     errorFormat: 'minimal',
   })
-  return attachPool(client, pool)
+  attachPool(client, pool)
+  Object.defineProperty(client, RAW, {
+    value: { pool, schema: quoteIdent(options.schema) } satisfies RawAccess,
+  })
+  return client
 }
 
 const POOL = Symbol.for('quartet.pgPool')
+const RAW = Symbol.for('quartet.rawAccess')
+
+/** The pg pool under a client made by createPrismaClient, and its schema, quoted for SQL text. */
+export interface RawAccess {
+  pool: pg.Pool
+  schema: string
+}
+
+/**
+ * The pool and schema under a client made by createPrismaClient (a property, so a test's Proxy
+ * of the client has it too); undefined for any other client. Hot reads run hand-written SQL on
+ * it: Prisma's planner, interpreter and mapping cost more than such a query itself.
+ */
+export function rawAccessOf(client: unknown): RawAccess | undefined {
+  return (client as { [RAW]?: RawAccess })[RAW]
+}
 
 /** Records the pg pool under a Prisma client (a property, so a test's Proxy of the client has it too). */
 export function attachPool<C>(client: C, pool: pg.Pool): C {
@@ -260,6 +291,34 @@ export async function pingDatabase(client: unknown): Promise<void> {
   const pool = (client as { [POOL]?: pg.Pool })[POOL]
   if (!pool) throw new Error('pingDatabase: no pool attached to this client (attachPool)')
   await pool.query('SELECT 1')
+}
+
+/**
+ * A statement run as a named prepared statement on whichever connection the pool hands out: the
+ * reads every request makes, where parsing and planning cost Postgres more than running them.
+ * `prepared` returns the function that runs it. Each connection prepares it once under its own name
+ * (random, so also unique across processes and in the embedded Postgres, which serves every
+ * connection from one session, where a shared name would collide).
+ */
+export function preparedStatement<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  label: string,
+  text: string,
+): (values: unknown[]) => Promise<R[]> {
+  const names = new WeakMap<pg.PoolClient, string>()
+  return async (values) => {
+    const client = await pool.connect()
+    try {
+      let name = names.get(client)
+      if (!name) {
+        name = `${label}_${randomBytes(6).toString('hex')}`
+        names.set(client, name)
+      }
+      return (await client.query<R>({ name, text, values })).rows
+    } finally {
+      client.release()
+    }
+  }
 }
 
 /** Quote a Postgres identifier (schema names come from config, but never trust a string into SQL). */

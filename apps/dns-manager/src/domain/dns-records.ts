@@ -14,7 +14,7 @@ import {
   type RecordValues,
   validateRecord,
 } from './records.ts'
-import { ownSubdomain } from './subdomains.ts'
+import { ownSubdomain, subdomainNotFound } from './subdomains.ts'
 import { type SyncDeps, writeRecord } from './sync.ts'
 import { afterId, asValues, confirmedView, cursorOf, type Page, type RecordView } from './views.ts'
 
@@ -77,9 +77,10 @@ export async function listRecords(
   p: Principal,
   input: Page & { subdomain_id: number; type?: RecordType | undefined; name?: string | undefined },
 ) {
-  await ownSubdomain(deps, p, input.subdomain_id)
   const limit = input.per_page ?? PER_PAGE_DEFAULT
-  const rows = (await deps.records.listRecords(input.subdomain_id, { afterId: afterId(input.cursor) }))
+  const own = await deps.records.listOwnRecords(p.accountId, input.subdomain_id, afterId(input.cursor))
+  if (!own) throw subdomainNotFound(input.subdomain_id)
+  const rows = own
     .map(confirmedView)
     .filter((r): r is RecordView => r !== null)
     .filter(

@@ -55,6 +55,19 @@ export interface SubdomainRow {
   /** Bumped by every change of the subdomain's desired DNS state. */
   dnsVersion: number
 }
+/** What a list of subdomains shows of each (all a client sees of one). */
+export type SubdomainListRow = Pick<
+  SubdomainRow,
+  | 'id'
+  | 'label'
+  | 'rootdomain'
+  | 'fullDomain'
+  | 'suspended'
+  | 'neverExpires'
+  | 'expiresAt'
+  | 'createdAt'
+  | 'updatedAt'
+>
 export type RecordState = 'active' | 'pending_create' | 'pending_update' | 'pending_delete'
 /** A record's values as stored: the domain's validated values, with the type as the column holds it. */
 export type RecordFields = Omit<RecordValues, 'type'> & { type: string }
@@ -177,7 +190,7 @@ export interface SubdomainStore {
   listSubdomains(
     accountId: string,
     options: { afterId: number; limit: number; rootdomain?: string | undefined; search?: string | undefined },
-  ): Promise<SubdomainRow[]>
+  ): Promise<SubdomainListRow[]>
   /**
    * Renews under the subdomain's row lock: `decide` sees the committed expiry and returns the
    * new one and the price (or throws); the price is taken only if the balance covers it.
@@ -224,6 +237,8 @@ export interface RRsetKey {
 
 export interface RecordStore {
   listRecords(subdomainId: number, options?: { afterId?: number; limit?: number }): Promise<RecordRow[]>
+  /** The records after `afterId` of a subdomain of the account, read together with its ownership; null when not the account's. */
+  listOwnRecords(accountId: string, subdomainId: number, afterId: number): Promise<RecordRow[] | null>
   getRecord(subdomainId: number, id: number): Promise<RecordRow | null>
   /**
    * Phase 1 of a record write, one short transaction: `plan` sees every record of the subdomain

@@ -2,7 +2,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { Principal } from './accounts.ts'
 import { DAY_MS, type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
 import { MAX_NAME_LENGTH, normaliseLabel } from './names.ts'
-import type { RecordFields, SubdomainRow, ZoneRow } from './ports.ts'
+import type { RecordFields, SubdomainListRow, SubdomainRow, ZoneRow } from './ports.ts'
 import { bindZoneFile, bindZoneFileInRoot } from './records.ts'
 import { releaseSubdomain, type SyncDeps } from './sync.ts'
 import { addYears, afterId, asValues, cursorOf, iso, type Page, subdomainView } from './views.ts'
@@ -15,11 +15,14 @@ export async function ownSubdomain(
   id: number,
 ): Promise<SubdomainRow> {
   const s = await deps.subdomains.getSubdomain(p.accountId, id)
-  if (!s) throw new ApiError('subdomain_not_found', `no subdomain ${id} on this account`)
+  if (!s) throw subdomainNotFound(id)
   return s
 }
 
-const view = (deps: Pick<DomainDeps, 'clock' | 'settings'>, s: SubdomainRow) =>
+export const subdomainNotFound = (id: number) =>
+  new ApiError('subdomain_not_found', `no subdomain ${id} on this account`)
+
+const view = (deps: Pick<DomainDeps, 'clock' | 'settings'>, s: SubdomainListRow) =>
   subdomainView(s, deps.clock.now(), deps.settings.graceDays)
 
 export async function listSubdomains(

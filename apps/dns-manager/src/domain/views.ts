@@ -1,6 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
+import { isoString } from '@quartet/core/time-text'
 import { DAY_MS } from './deps.ts'
-import type { RecordFields, RecordRow, SubdomainRow } from './ports.ts'
+import type { RecordFields, RecordRow, SubdomainListRow } from './ports.ts'
 import type { RecordType, RecordValues } from './records.ts'
 
 /** What clients see of subdomains and records, and the pagination every list shares. */
@@ -30,7 +31,8 @@ export interface Page {
   per_page?: number | undefined
 }
 
-export const iso = (d: Date) => d.toISOString()
+/** toISOString, cheaper (a page of 50 subdomains formats 150 of them). */
+export const iso = isoString
 export const addYears = (d: Date, years: number) => {
   const r = new Date(d)
   r.setUTCFullYear(r.getUTCFullYear() + years)
@@ -45,14 +47,18 @@ export function afterId(cursor: string | undefined): number {
 }
 
 /** `active` until expiry, then `grace` for graceDays, then `suspended` until the sweeper releases it. */
-export function statusOf(s: SubdomainRow, now: Date, graceDays: number): SubdomainStatus {
+export function statusOf(
+  s: Pick<SubdomainListRow, 'suspended' | 'neverExpires' | 'expiresAt'>,
+  now: Date,
+  graceDays: number,
+): SubdomainStatus {
   if (s.suspended) return 'suspended'
   if (s.neverExpires || !s.expiresAt || now < s.expiresAt) return 'active'
   if (now.getTime() < s.expiresAt.getTime() + graceDays * DAY_MS) return 'grace'
   return 'suspended' // grace is over; the sweeper releases it
 }
 
-export function subdomainView(s: SubdomainRow, now: Date, graceDays: number): SubdomainView {
+export function subdomainView(s: SubdomainListRow, now: Date, graceDays: number): SubdomainView {
   return {
     id: s.id,
     subdomain: s.label,

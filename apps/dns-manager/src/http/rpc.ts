@@ -195,11 +195,16 @@ export function createRpcHandler(
       }
     }
 
+    // A batch of reads runs side by side (JSON-RPC 2.0 lets a server run a batch's calls in any
+    // order): its rate-limit points are taken in the calls' order in one kv round trip, and its
+    // reads share the pool. A batch with a write runs call by call, in order, as clients expect.
+    const outcomes = calls.some((call) => byName.get(methodOf(call))?.write ?? false)
+      ? await inOrder(calls, (call) => handleCall(call, principal, requestId))
+      : await Promise.all(calls.map((call) => handleCall(call, principal, requestId)))
     const responses: RpcResponse[] = []
     const failures: ApiError[] = []
     let served = false
-    for (const call of calls) {
-      const { response, failure } = await handleCall(call, principal, requestId)
+    for (const { response, failure } of outcomes) {
       if (failure) failures.push(failure)
       else served = true
       if (response) responses.push(response)
@@ -220,6 +225,17 @@ export function createRpcHandler(
     if (responses.length === 0) return { status: unavailable ? 503 : 204, headers: answerHeaders }
     return { status: unavailable ? 503 : 200, headers: answerHeaders, body: batch ? responses : responses[0] }
   }
+}
+
+const methodOf = (call: unknown): string =>
+  typeof call === 'object' && call !== null && typeof (call as { method?: unknown }).method === 'string'
+    ? (call as { method: string }).method
+    : ''
+
+async function inOrder<T, R>(items: readonly T[], run: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = []
+  for (const item of items) out.push(await run(item))
+  return out
 }
 
 /** Writes an RpcHttpAnswer on express's response. */

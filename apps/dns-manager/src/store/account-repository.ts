@@ -1,18 +1,22 @@
-import { quoteIdent } from '@quartet/core/db'
+import { preparedStatement, quoteIdent } from '@quartet/core/db'
 import type { AccountRow, AccountStore, CredentialRow } from '../domain/ports.ts'
 import { type Db, rawOf } from './db.ts'
 import { accountSelect } from './transactions.ts'
 
 export function createAccountRepository(db: Db, schema: string): AccountStore {
   const { pool } = rawOf(db)
-  const countSql = `SELECT count(*)::int AS n FROM ${quoteIdent(schema)}."subdomain" WHERE account_id = $1::uuid`
-  return {
-    async findCredential(publicKey) {
-      // Every request without a cached principal runs this: one round trip (a join) on the pool.
-      const { rows } = await pool.query<
-        Omit<CredentialRow, 'accountId'> & { account_id: string } & Omit<AccountRow, 'id'>
-      >(
-        `SELECT c.id, c.account_id, c.public_key AS "publicKey", c.secret_hash AS "secretHash",
+  // The two statements of the reads clients poll, prepared once per connection.
+  const count = preparedStatement<{ n: number }>(
+    pool,
+    'dns_manager_count_subdomains',
+    `SELECT count(*)::int AS n FROM ${quoteIdent(schema)}."subdomain" WHERE account_id = $1::uuid`,
+  )
+  const credential = preparedStatement<
+    Omit<CredentialRow, 'accountId'> & { account_id: string } & Omit<AccountRow, 'id'>
+  >(
+    pool,
+    'dns_manager_credential',
+    `SELECT c.id, c.account_id, c.public_key AS "publicKey", c.secret_hash AS "secretHash",
                 c.created_at AS "createdAt", c.last_used_at AS "lastUsedAt", c.scope,
                 c.subdomain_id AS "subdomainId", a.email,
                 a.balance_cents AS "balanceCents", a.quota_total AS "quotaTotal",
@@ -20,9 +24,11 @@ export function createAccountRepository(db: Db, schema: string): AccountStore {
            FROM ${quoteIdent(schema)}."api_credential" c
            JOIN ${quoteIdent(schema)}."account" a ON a.id = c.account_id
           WHERE c.public_key = $1`,
-        [publicKey],
-      )
-      const r = rows[0]
+  )
+  return {
+    async findCredential(publicKey) {
+      // Every request without a cached principal runs this: one round trip (a join) on the pool.
+      const r = (await credential([publicKey]))[0]
       if (!r) return null
       return {
         credential: {
@@ -69,8 +75,7 @@ export function createAccountRepository(db: Db, schema: string): AccountStore {
     getAccount: (id) => db.account.findUnique({ where: { id }, select: accountSelect }),
     /** On every quota read (auth.verify, quota.get): plain SQL on the pool. */
     async countSubdomains(accountId) {
-      const { rows } = await pool.query<{ n: number }>(countSql, [accountId])
-      return rows[0]?.n ?? 0
+      return (await count([accountId]))[0]?.n ?? 0
     },
   }
 }

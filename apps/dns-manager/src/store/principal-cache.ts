@@ -202,6 +202,7 @@ export const PRINCIPAL_CHANGES: { [K in keyof Stores]-?: Rule<K> } = {
   expiredBefore: null,
   // records, convergence, leases, audit: nothing a principal holds
   listRecords: null,
+  listOwnRecords: null,
   getRecord: null,
   beginRecordChange: null,
   settleRecords: null,

@@ -1,19 +1,40 @@
+import { preparedStatement } from '@quartet/core/db'
 import type { RecordRow, RecordStore, RRsetKey, SubdomainRow } from '../domain/ports.ts'
 import { Prisma } from '../generated/prisma/client.ts'
 import { type Db, rawOf } from './db.ts'
 import { inTransaction, lockSubdomain, recordFields, toRecord, type Tx } from './transactions.ts'
 
-/** A record row as plain SQL reads it (the columns toRecord expects). */
-const RECORD_COLUMNS = `id, subdomain_id AS "subdomainId", name, type, content, ttl, priority, weight, port, flag,
-  tag, state, previous, pending_since AS "pendingSince", created_at AS "createdAt", updated_at AS "updatedAt"`
+/** A record row as plain SQL reads it (the columns toRecord expects), of the table under `r`. */
+const RECORD_COLUMNS = `r.id, r.subdomain_id AS "subdomainId", r.name, r.type, r.content, r.ttl, r.priority,
+  r.weight, r.port, r.flag, r.tag, r.state, r.previous, r.pending_since AS "pendingSince",
+  r.created_at AS "createdAt", r.updated_at AS "updatedAt"`
+
+type RecordSqlRow = Parameters<typeof toRecord>[0]
 
 export function createRecordRepository(db: Db, schema: string): RecordStore {
   const { pool, schema: q } = rawOf(db)
+  // The record page clients poll: ownership and rows in one statement. The LEFT JOIN keeps one
+  // row (of NULLs) for an owned subdomain without records; no row at all means not the account's.
+  const ownRecords = preparedStatement<RecordSqlRow & { owned: number }>(
+    pool,
+    'dns_manager_own_records',
+    `SELECT s.id AS owned, ${RECORD_COLUMNS}
+       FROM ${q}."subdomain" s LEFT JOIN ${q}."dns_record" r ON r.subdomain_id = s.id AND r.id > $3
+      WHERE s.id = $1 AND s.account_id = $2::uuid
+      ORDER BY r.id ASC`,
+  )
   return {
+    async listOwnRecords(accountId, subdomainId, afterId) {
+      const rows = await ownRecords([subdomainId, accountId, afterId])
+      if (rows.length === 0) return null
+      const records: RecordRow[] = []
+      for (const { owned: _, ...row } of rows) if (row.id !== null) records.push(toRecord(row))
+      return records
+    },
     /** Every read of a record page: plain SQL on the pool (clients poll it). */
     async listRecords(subdomainId, options) {
-      const { rows } = await pool.query<Parameters<typeof toRecord>[0]>(
-        `SELECT ${RECORD_COLUMNS} FROM ${q}."dns_record" WHERE subdomain_id = $1 AND id > $2 ORDER BY id ASC${
+      const { rows } = await pool.query<RecordSqlRow>(
+        `SELECT ${RECORD_COLUMNS} FROM ${q}."dns_record" r WHERE r.subdomain_id = $1 AND r.id > $2 ORDER BY r.id ASC${
           options?.limit ? ' LIMIT $3' : ''
         }`,
         options?.limit

@@ -1,4 +1,11 @@
-import type { CreateSubdomainOutcome, RecordRow, SubdomainRow, SubdomainStore } from '../domain/ports.ts'
+import { preparedStatement } from '@quartet/core/db'
+import type {
+  CreateSubdomainOutcome,
+  RecordRow,
+  SubdomainListRow,
+  SubdomainRow,
+  SubdomainStore,
+} from '../domain/ports.ts'
 import { type Db, rawOf } from './db.ts'
 import {
   Abort,
@@ -19,6 +26,10 @@ const SUBDOMAIN_COLUMNS = `s.id, s.account_id AS "accountId", s.root_zone_id AS 
   s.created_at AS "createdAt", s.updated_at AS "updatedAt", s.state, s.state_since AS "stateSince",
   s.dns_version AS "dnsVersion", z.name AS rootdomain`
 
+/** The columns of a list (SubdomainListRow). */
+const LIST_COLUMNS = `s.id, s.label, s.full_domain AS "fullDomain", s.suspended, s.never_expires AS "neverExpires",
+  s.expires_at AS "expiresAt", s.created_at AS "createdAt", s.updated_at AS "updatedAt", z.name AS rootdomain`
+
 type SubdomainSqlRow = Omit<SubdomainRow, 'state'> & { state: string }
 const fromSql = (row: SubdomainSqlRow): SubdomainRow => ({
   ...row,
@@ -28,6 +39,17 @@ const fromSql = (row: SubdomainSqlRow): SubdomainRow => ({
 export function createSubdomainRepository(db: Db, schema: string): SubdomainStore {
   const { pool, schema: q } = rawOf(db)
   const from = `${q}."subdomain" s JOIN ${q}."root_zone" z ON z.id = s.root_zone_id`
+  // The reads clients poll, prepared once per connection.
+  const ownSubdomain = preparedStatement<SubdomainSqlRow>(
+    pool,
+    'dns_manager_own_subdomain',
+    `SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.id = $1 AND s.account_id = $2::uuid`,
+  )
+  const subdomainPage = preparedStatement<SubdomainListRow>(
+    pool,
+    'dns_manager_subdomain_page',
+    `SELECT ${LIST_COLUMNS} FROM ${from} WHERE s.account_id = $1::uuid AND s.id > $2 ORDER BY s.id ASC LIMIT $3`,
+  )
   return {
     /** In one transaction under the account's row lock: 10 parallel creates with 2 free slots give exactly 2. */
     async createSubdomain(input) {
@@ -66,12 +88,13 @@ export function createSubdomainRepository(db: Db, schema: string): SubdomainStor
 
     /** Every read of a subdomain's records asks this first (ownership): plain SQL on the pool. */
     async getSubdomain(accountId, id) {
-      const { rows } = accountId
-        ? await pool.query<SubdomainSqlRow>(
-            `SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.id = $1 AND s.account_id = $2::uuid`,
-            [id, accountId],
-          )
-        : await pool.query<SubdomainSqlRow>(`SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.id = $1`, [id])
+      const rows = accountId
+        ? await ownSubdomain([id, accountId])
+        : (
+            await pool.query<SubdomainSqlRow>(`SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.id = $1`, [
+              id,
+            ])
+          ).rows
       return rows[0] ? fromSql(rows[0]) : null
     },
     async findSubdomainByName(fullDomain) {
@@ -81,11 +104,7 @@ export function createSubdomainRepository(db: Db, schema: string): SubdomainStor
     /** A page of the account's subdomains; the unfiltered page clients poll in plain SQL on the pool. */
     async listSubdomains(accountId, options) {
       if (!options.rootdomain && !options.search) {
-        const { rows } = await pool.query<SubdomainSqlRow>(
-          `SELECT ${SUBDOMAIN_COLUMNS} FROM ${from} WHERE s.account_id = $1::uuid AND s.id > $2 ORDER BY s.id ASC LIMIT $3`,
-          [accountId, options.afterId, options.limit],
-        )
-        return rows.map(fromSql)
+        return subdomainPage([accountId, options.afterId, options.limit])
       }
       const rows = await db.subdomain.findMany({
         where: {

@@ -1,15 +1,8 @@
 import { X509Certificate } from 'node:crypto'
 import request from 'supertest'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
-import { addZone, buildApp, createAccount, type TestAccount, unique, useDeps } from '../helpers.ts'
+import { createAccount, type TestAccount, useDeps } from '../helpers.ts'
 import { acmeProgramsUnavailable, legoObtain, type Pebble, startPebble } from '../support/acme.ts'
-import {
-  dig,
-  digUnavailable,
-  type PowerDns,
-  powerDnsUnavailable,
-  startPowerDns,
-} from '../support/powerdns.ts'
+import { dig, powerDnsApp, powerDnsDescribe, usePowerDns } from '../support/powerdns.ts'
 import { listenOnLoopback } from '../support/programs.ts'
 
 /**
@@ -19,34 +12,20 @@ import { listenOnLoopback } from '../support/programs.ts'
  * (dns-manager's upstream).
  */
 const deps = useDeps()
-const unavailable = powerDnsUnavailable() ?? digUnavailable() ?? acmeProgramsUnavailable()
-if (unavailable) console.warn(`SKIPPING the lego + pebble tests: ${unavailable}`)
-const describeWithPrograms = unavailable ? describe.skip : describe
+const describeWithPrograms = powerDnsDescribe({ also: acmeProgramsUnavailable })
 
 describeWithPrograms('certificates with lego, pebble and PowerDNS (DNS-01)', () => {
-  let pdns: PowerDns
+  const pdns = usePowerDns()
   let pebble: Pebble
   beforeAll(async () => {
-    pdns = await startPowerDns()
     pebble = await startPebble(`127.0.0.1:${pdns.dnsPort}`)
   }, 60_000)
   afterAll(async () => {
     await pebble?.stop()
-    await pdns?.stop()
   })
 
   async function setup() {
-    const provider = powerDnsProvider({
-      apiUrl: pdns.apiUrl,
-      apiKey: pdns.apiKey,
-      serverId: 'localhost',
-      timeoutMs: 2000,
-    })
-    const zone = `${unique('le')}.test`
-    await provider.ensureZone!(zone, ['ns1.example.net'])
-    await addZone(deps, zone)
-    const { app } = buildApp(deps, { provider })
-    const a = await createAccount(deps)
+    const { app, zone, a } = await powerDnsApp(deps, pdns, { prefix: 'le', timeoutMs: 2000 })
     const make = async (account: TestAccount, label: string) => {
       const s = await request(app)
         .post('/rest/subdomains')

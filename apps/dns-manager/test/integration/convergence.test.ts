@@ -1,24 +1,14 @@
 import { metricsRegistryOf } from '@quartet/core/http'
 import request from 'supertest'
 import type { DnsProvider } from '../../src/domain/provider.ts'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
-import { addZone, buildApp, createAccount, type TestAccount, unique, useDeps } from '../helpers.ts'
-import {
-  dig,
-  digUnavailable,
-  type PowerDns,
-  powerDnsUnavailable,
-  startPowerDns,
-} from '../support/powerdns.ts'
+import { buildApp, createAccount, type TestAccount, useDeps } from '../helpers.ts'
+import { addPowerDnsZone, describeWithPowerDns, dig, providerOn, usePowerDns } from '../support/powerdns.ts'
 
 /**
  * What the API says is what DNS serves, when the upstream is slow rather than down (issue 22): a
  * real PowerDNS frozen with SIGSTOP while it holds a request, then woken, and `dig` against it.
  */
 const deps = useDeps()
-const unavailable = powerDnsUnavailable() ?? digUnavailable()
-if (unavailable) console.warn(`SKIPPING the convergence tests: ${unavailable}`)
-const describeWithPdns = unavailable ? describe.skip : describe
 
 async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms
@@ -28,18 +18,9 @@ async function eventually(check: () => boolean | Promise<boolean>, what: string,
   }
 }
 
-describeWithPdns('convergence with a real PowerDNS that freezes mid-call', () => {
-  let pdns: PowerDns
-  beforeAll(async () => {
-    pdns = await startPowerDns()
-  }, 30_000)
-  afterAll(async () => {
-    await pdns?.stop()
-  })
-  afterEach(() => pdns.thaw())
-
-  const realProvider = (timeoutMs: number) =>
-    powerDnsProvider({ apiUrl: pdns.apiUrl, apiKey: pdns.apiKey, serverId: 'localhost', timeoutMs })
+describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', () => {
+  const pdns = usePowerDns()
+  const realProvider = (timeoutMs: number) => providerOn(pdns, timeoutMs)
 
   /**
    * The real provider, except that PowerDNS is frozen (SIGSTOP) just before the next change is
@@ -64,9 +45,7 @@ describeWithPdns('convergence with a real PowerDNS that freezes mid-call', () =>
 
   async function setup(options: { timeoutMs?: number; label?: string } = {}) {
     const timeoutMs = options.timeoutMs ?? 1000
-    const zone = `${unique('cv')}.test`
-    await realProvider(2000).ensureZone!(zone, ['ns1.example.net'])
-    await addZone(deps, zone)
+    const zone = await addPowerDnsZone(deps, realProvider(2000), 'cv')
     const hook = freezingProvider(timeoutMs)
     const built = buildApp(deps, { provider: hook.provider, env: { PROVIDER_TIMEOUT_MS: String(timeoutMs) } })
     const a = await createAccount(deps)

@@ -3,22 +3,12 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import request from 'supertest'
 import type { DnsProvider } from '../../src/domain/provider.ts'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
-import { addZone, buildApp, createAccount, type TestAccount, unique, useDeps } from '../helpers.ts'
-import {
-  dig,
-  digUnavailable,
-  type PowerDns,
-  powerDnsUnavailable,
-  startPowerDns,
-} from '../support/powerdns.ts'
+import { createAccount, type TestAccount, useDeps } from '../helpers.ts'
+import { describeWithPowerDns, dig, powerDnsApp, usePowerDns } from '../support/powerdns.ts'
 import { listenOnLoopback, run as runProgram } from '../support/programs.ts'
 
 /** Dynamic DNS (dyndns2 /nic/update) against a real PowerDNS, with Debian's ddclient and inadyn. */
 const deps = useDeps()
-const unavailable = powerDnsUnavailable() ?? digUnavailable()
-if (unavailable) console.warn(`SKIPPING the dynamic DNS tests: ${unavailable}`)
-const describeWithPdns = unavailable ? describe.skip : describe
 const DDCLIENT = ['/usr/bin/ddclient', '/usr/sbin/ddclient'].find((p) => existsSync(p))
 const INADYN = ['/usr/sbin/inadyn', '/usr/bin/inadyn'].find((p) => existsSync(p))
 if (!DDCLIENT || !INADYN)
@@ -26,37 +16,25 @@ if (!DDCLIENT || !INADYN)
 
 const basic = (key: string, secret: string) => `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`
 
-describeWithPdns('dynamic DNS (dyndns2)', () => {
-  let pdns: PowerDns
-  beforeAll(async () => {
-    pdns = await startPowerDns()
-  }, 30_000)
-  afterAll(async () => {
-    await pdns?.stop()
-  })
-  afterEach(() => pdns.thaw())
+describeWithPowerDns('dynamic DNS (dyndns2)', () => {
+  const pdns = usePowerDns()
 
   async function setup() {
-    const real = powerDnsProvider({
-      apiUrl: pdns.apiUrl,
-      apiKey: pdns.apiKey,
-      serverId: 'localhost',
-      timeoutMs: 1000,
-    })
     let changes = 0
-    const provider: DnsProvider = {
-      ...real,
-      kind: real.kind,
-      applyRRsets: (zone, rrsets) => {
-        changes++
-        return real.applyRRsets(zone, rrsets)
-      },
-    }
-    const zone = `${unique('dy')}.test`
-    await real.ensureZone!(zone, ['ns1.example.net'])
-    await addZone(deps, zone)
-    const built = buildApp(deps, { provider, env: { PROVIDER_TIMEOUT_MS: '1000' } })
-    const a = await createAccount(deps)
+    const built = await powerDnsApp(deps, pdns, {
+      prefix: 'dy',
+      timeoutMs: 1000,
+      env: { PROVIDER_TIMEOUT_MS: '1000' },
+      wrap: (real): DnsProvider => ({
+        ...real,
+        kind: real.kind,
+        applyRRsets: (zone, rrsets) => {
+          changes++
+          return real.applyRRsets(zone, rrsets)
+        },
+      }),
+    })
+    const { zone, a } = built
     const make = async (account: TestAccount, label: string) => {
       const s = await request(built.app)
         .post('/rest/subdomains')
@@ -66,7 +44,7 @@ describeWithPdns('dynamic DNS (dyndns2)', () => {
       return { id: s.body.subdomain.id as number, fqdn: `${label}.${zone}` }
     }
     const home = await make(a, 'home')
-    return { ...built, zone, a, home, make, changes: () => changes }
+    return { ...built, home, make, changes: () => changes }
   }
 
   const served = (name: string, type: string) => dig(pdns, name, type).map((x) => x.rdata)

@@ -3,7 +3,6 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import request from 'supertest'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
 import {
   addZone,
   buildApp,
@@ -13,13 +12,7 @@ import {
   unique,
   useDeps,
 } from '../helpers.ts'
-import {
-  dig,
-  digUnavailable,
-  type PowerDns,
-  powerDnsUnavailable,
-  startPowerDns,
-} from '../support/powerdns.ts'
+import { describeWithPowerDns, dig, providerOn, usePowerDns } from '../support/powerdns.ts'
 
 /** Zone exports load in BIND (`named-checkzone`, Debian bind9-utils); zones are created with their own SOA. */
 const deps = useDeps()
@@ -138,25 +131,11 @@ describeWithBind('zone exports load in BIND', () => {
   })
 })
 
-const unavailable = powerDnsUnavailable() ?? digUnavailable()
-const describeWithPdns = unavailable ? describe.skip : describe
-
-describeWithPdns('zones created at PowerDNS (cli zones:add)', () => {
-  let pdns: PowerDns
-  beforeAll(async () => {
-    pdns = await startPowerDns()
-  }, 30_000)
-  afterAll(async () => {
-    await pdns?.stop()
-  })
+describeWithPowerDns('zones created at PowerDNS (cli zones:add)', () => {
+  const pdns = usePowerDns()
 
   it('when a zone is created, then it serves its own SOA and the NS of the settings; a zone with the placeholder SOA is repaired', async () => {
-    const provider = powerDnsProvider({
-      apiUrl: pdns.apiUrl,
-      apiKey: pdns.apiKey,
-      serverId: 'localhost',
-      timeoutMs: 2000,
-    })
+    const provider = providerOn(pdns, 2000)
     const zone = `${unique('za')}.test`
     expect(await provider.ensureZone!(zone, ['ns1.example.net', 'ns2.example.net'])).toBe('created')
     const [soa] = dig(pdns, zone, 'SOA')

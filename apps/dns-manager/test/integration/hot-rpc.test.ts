@@ -1,8 +1,6 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { metricsRegistryOf } from '@quartet/core/http'
 import type { Express } from 'express'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
+import { answersOn, listen, parity, send } from '../support/hot-parity.ts'
 
 /**
  * JSON-RPC answered before express (rpcHotRoutes, core's JSON body hot routes) gives the answer
@@ -13,106 +11,23 @@ import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts
  */
 const deps = useDeps()
 
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  text: string
-}
-
-/** One request on a real connection: raw bytes, any headers, optionally chunked. */
-function send(
-  url: string,
-  path: string,
-  headers: Record<string, string>,
-  body: Buffer | string,
-  options: { chunked?: boolean } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const buf = typeof body === 'string' ? Buffer.from(body) : body
-    const req = http.request(
-      `${url}${path}`,
-      {
-        method: 'POST',
-        headers: options.chunked ? headers : { ...headers, 'Content-Length': String(buf.length) },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () =>
-          resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }),
-        )
-      },
-    )
-    req.on('error', reject)
-    if (options.chunked) {
-      req.write(buf.subarray(0, 1))
-      req.end(buf.subarray(1))
-    } else req.end(buf)
-  })
-}
-
-/** Headers that differ between any two answers (the date, the rate-limit count). */
-function comparable(headers: Answer['headers']) {
-  const {
-    date: _d,
-    'ratelimit-remaining': _r,
-    'ratelimit-reset': _t,
-    connection: _c,
-    'keep-alive': _k,
-    ...rest
-  } = headers
-  return rest
-}
-
-async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  }
-}
-
 /** How many answers the metrics count under each route label of /rpc. */
 async function answeredBy(app: Express): Promise<{ hot: number; express: number }> {
-  const metrics = await metricsRegistryOf(app)!.getSingleMetricAsString('http_requests_total')
-  const count = (route: string) =>
-    metrics
-      .split('\n')
-      .filter((line) => line.includes(`route="${route}"`))
-      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0)
   // Express counts a body it refused before its router (rpcBodyErrors) as `unmatched`.
-  return {
-    hot: count('/rpc') + count('/api/v1/rpc'),
-    express: count('/rpc/') + count('/api/v1/rpc/') + count('unmatched'),
-  }
+  const [hot, express] = await Promise.all([
+    answersOn(app, (route) => route === '/rpc' || route === '/api/v1/rpc'),
+    answersOn(app, (route) => ['/rpc/', '/api/v1/rpc/', 'unmatched'].includes(route)),
+  ])
+  return { hot, express }
 }
 
 describe('JSON-RPC before express', () => {
-  let n = 0
   /** Sends the same request hot and through express; expects the same answer; returns it. */
-  async function both(
-    url: string,
-    headers: Record<string, string>,
-    body: Buffer | string,
-    options: { chunked?: boolean; prefix?: string } = {},
-  ): Promise<Answer> {
-    const id = `rpc-parity-${++n}`
-    const prefix = options.prefix ?? ''
-    const hot = await send(url, `${prefix}/rpc`, { ...headers, 'X-Request-Id': id }, body, options)
-    const viaExpress = await send(url, `${prefix}/rpc/`, { ...headers, 'X-Request-Id': id }, body, options)
-    expect({ body: String(body).slice(0, 80), status: hot.status, text: hot.text }).toEqual({
-      body: String(body).slice(0, 80),
-      status: viaExpress.status,
-      text: viaExpress.text,
-    })
-    expect(comparable(hot.headers)).toEqual(comparable(viaExpress.headers))
-    expect(hot.headers['x-request-id']).toBe(id)
-    expect(hot.headers['cache-control']).toBe('no-store')
-    return hot
-  }
+  const both = parity({
+    idPrefix: 'rpc-parity',
+    paths: (prefix) => ({ hot: `${prefix}/rpc`, express: `${prefix}/rpc/` }),
+    shown: 80,
+  })
 
   it('when calls, batches, notifications and protocol errors are sent, then the hot route answers each as express does', async () => {
     const { app } = buildApp(deps, { env: { RPC_MAX_BATCH: '5' } })

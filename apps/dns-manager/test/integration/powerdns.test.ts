@@ -1,16 +1,11 @@
 import { promises as dns } from 'node:dns'
 import request from 'supertest'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
-import { type PowerDns, powerDnsUnavailable, startPowerDns } from '../support/powerdns.ts'
+import { type PowerDns, powerDnsDescribe, providerOn, usePowerDns } from '../support/powerdns.ts'
 
 const deps = useDeps()
-const unavailable = powerDnsUnavailable()
-if (unavailable) {
-  // Skipped only when PowerDNS is not installed; CI installs it (see README).
-  console.warn(`SKIPPING the real PowerDNS tests: ${unavailable}`)
-}
-const describeWithPdns = unavailable ? describe.skip : describe
+// Skipped only when PowerDNS is not installed; CI installs it (see README).
+const describeWithPdns = powerDnsDescribe({ dig: false })
 
 async function lookup(pdns: PowerDns, name: string, type: 'A' | 'AAAA' | 'TXT' | 'MX'): Promise<unknown> {
   const resolver = new dns.Resolver({ timeout: 2000, tries: 1 })
@@ -33,13 +28,7 @@ async function lookup(pdns: PowerDns, name: string, type: 'A' | 'AAAA' | 'TXT' |
 }
 
 describeWithPdns('against a real PowerDNS (Authoritative HTTP API, gsqlite3)', () => {
-  let pdns: PowerDns
-  beforeAll(async () => {
-    pdns = await startPowerDns()
-  }, 30_000)
-  afterAll(async () => {
-    await pdns?.stop()
-  })
+  const pdns = usePowerDns()
 
   const app = (apiKey = pdns.apiKey, apiUrl = pdns.apiUrl) =>
     buildApp(deps, {
@@ -53,12 +42,7 @@ describeWithPdns('against a real PowerDNS (Authoritative HTTP API, gsqlite3)', (
 
   async function setup() {
     const zone = `${unique('pd')}.test`
-    const provider = powerDnsProvider({
-      apiUrl: pdns.apiUrl,
-      apiKey: pdns.apiKey,
-      serverId: 'localhost',
-      timeoutMs: 2000,
-    })
+    const provider = providerOn(pdns, 2000)
     expect(await provider.ensureZone!(zone, ['ns1.example.net'])).toBe('created')
     expect(await provider.ensureZone!(zone, ['ns1.example.net'])).toBe('exists')
     await addZone(deps, zone)

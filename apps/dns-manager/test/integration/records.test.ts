@@ -113,6 +113,41 @@ describe('DNS records on the database provider', () => {
     ).toEqual([])
   })
 
+  it('when records are listed, then an empty subdomain gives an empty page, a cursor pages on, and a subdomain of another account or none is 404', async () => {
+    const { app } = buildApp(deps)
+    const a = await createAccount(deps)
+    const other = await createAccount(deps)
+    const s = await subdomain(app, a)
+    const list = (headers: Record<string, string>, id: number, query: Record<string, string> = {}) =>
+      request(app).get(`/rest/subdomains/${id}/records`).query(query).set(headers)
+    expect((await list(a.headers, s.id).expect(200)).body).toEqual({
+      success: true,
+      dns_records: [],
+      next_cursor: null,
+    })
+    for (const n of [1, 2, 3])
+      await request(app)
+        .post(`/rest/subdomains/${s.id}/records`)
+        .set(a.headers)
+        .send({ type: 'A', name: `h${n}`, content: `9.9.9.${n}` })
+        .expect(201)
+    const first = (await list(a.headers, s.id, { per_page: '2' }).expect(200)).body
+    expect(first.dns_records.map((r: { name: string }) => r.name)).toEqual(['h1', 'h2'])
+    const second = (await list(a.headers, s.id, { per_page: '2', cursor: first.next_cursor }).expect(200))
+      .body
+    expect(second).toMatchObject({ dns_records: [{ name: 'h3' }], next_cursor: null })
+    const past = (await list(a.headers, s.id, { cursor: String(second.dns_records[0].id) }).expect(200)).body
+    expect(past.dns_records).toEqual([])
+    // Another account's subdomain, with records or not, and one that does not exist: the same 404.
+    for (const [headers, id] of [
+      [other.headers, s.id],
+      [a.headers, 2_000_000_000],
+    ] as const) {
+      const res = await list(headers, id).expect(404)
+      expect(res.body.error.code).toBe('subdomain_not_found')
+    }
+  })
+
   it('when a CNAME would share a name or point to itself, then 400; other records cannot join a CNAME', async () => {
     const { app } = buildApp(deps)
     const a = await createAccount(deps)

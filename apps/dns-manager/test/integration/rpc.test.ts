@@ -210,6 +210,25 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1)
   })
 
+  it('when a batch of reads (run side by side) crosses the rate limit, then the calls in front get results and those past it the error, in the batch’s order', async () => {
+    const { app } = buildApp(deps, { env: { RATE_LIMIT_PER_MINUTE: '5' } })
+    const a = await createAccount(deps)
+    const methods = ['quota.get', 'subdomains.list', 'auth.verify', 'system.info', 'keys.list']
+    const batch = Array.from({ length: 8 }, (_, i) => ({
+      jsonrpc: '2.0',
+      method: methods[i % 5],
+      id: `c${i}`,
+    }))
+    const res = await request(app).post('/rpc').set(a.headers).send(batch).expect(200)
+    expect(res.body.map((r: { id: string }) => r.id)).toEqual(batch.map((c) => c.id))
+    expect(res.body.map((r: { result?: unknown }) => (r.result ? 'ok' : 'limited'))).toEqual([
+      ...Array(5).fill('ok'),
+      ...Array(3).fill('limited'),
+    ])
+    for (const r of res.body.slice(5))
+      expect(r.error).toMatchObject({ code: -32011, data: { error_code: 'rate_limit_exceeded' } })
+  })
+
   it('when every operation gets bad input, then each answers a 4xx error, never 5xx', async () => {
     // One batch of every operation: more of them than the default batch size.
     const { app } = buildApp(deps, { env: { RPC_MAX_BATCH: String(operations.length) } })

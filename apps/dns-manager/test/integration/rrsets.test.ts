@@ -1,5 +1,4 @@
 import request from 'supertest'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
 import {
   addZone,
   buildApp,
@@ -9,13 +8,7 @@ import {
   unique,
   useDeps,
 } from '../helpers.ts'
-import {
-  dig,
-  digUnavailable,
-  type PowerDns,
-  powerDnsUnavailable,
-  startPowerDns,
-} from '../support/powerdns.ts'
+import { describeWithPowerDns, dig, powerDnsApp, usePowerDns } from '../support/powerdns.ts'
 
 /** The API is RRset-honest: one TTL per RRset, and nothing accepted that a delegation would hide. */
 const deps = useDeps()
@@ -224,30 +217,15 @@ describe('delegations (NS)', () => {
   })
 })
 
-const unavailable = powerDnsUnavailable() ?? digUnavailable()
-const describeWithPdns = unavailable ? describe.skip : describe
-
-describeWithPdns('the TTL the API shows is the TTL PowerDNS serves', () => {
-  let pdns: PowerDns
-  beforeAll(async () => {
-    pdns = await startPowerDns()
-  }, 30_000)
-  afterAll(async () => {
-    await pdns?.stop()
-  })
+describeWithPowerDns('the TTL the API shows is the TTL PowerDNS serves', () => {
+  const pdns = usePowerDns()
 
   it('when records of one RRset get different TTLs, then dig shows the API’s TTL on every record; a failed change leaves all of them as they were', async () => {
-    const zone = `${unique('rt')}.test`
-    const provider = powerDnsProvider({
-      apiUrl: pdns.apiUrl,
-      apiKey: pdns.apiKey,
-      serverId: 'localhost',
+    const { app, service, zone, a } = await powerDnsApp(deps, pdns, {
+      prefix: 'rt',
       timeoutMs: 1000,
+      env: { PROVIDER_TIMEOUT_MS: '1000' },
     })
-    await provider.ensureZone!(zone, ['ns1.example.net'])
-    await addZone(deps, zone)
-    const { app, service } = buildApp(deps, { provider, env: { PROVIDER_TIMEOUT_MS: '1000' } })
-    const a = await createAccount(deps)
     const s = await request(app)
       .post('/rest/subdomains')
       .set(a.headers)

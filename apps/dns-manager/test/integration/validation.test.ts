@@ -1,5 +1,4 @@
 import request from 'supertest'
-import { powerDnsProvider } from '../../src/providers/powerdns.ts'
 import {
   addZone,
   buildApp,
@@ -9,13 +8,7 @@ import {
   unique,
   useDeps,
 } from '../helpers.ts'
-import {
-  dig,
-  digUnavailable,
-  type PowerDns,
-  powerDnsUnavailable,
-  startPowerDns,
-} from '../support/powerdns.ts'
+import { describeWithPowerDns, dig, powerDnsApp, usePowerDns } from '../support/powerdns.ts'
 
 /** Record validation per RFC (issue 22, item 6): the README's accepted and refused tables. */
 const deps = useDeps()
@@ -244,30 +237,11 @@ describe('records refused per RFC, in the three API styles', () => {
   )
 })
 
-const unavailable = powerDnsUnavailable() ?? digUnavailable()
-const describeWithPdns = unavailable ? describe.skip : describe
-
-describeWithPdns('what is newly accepted is served by PowerDNS', () => {
-  let pdns: PowerDns
-  beforeAll(async () => {
-    pdns = await startPowerDns()
-  }, 30_000)
-  afterAll(async () => {
-    await pdns?.stop()
-  })
+describeWithPowerDns('what is newly accepted is served by PowerDNS', () => {
+  const pdns = usePowerDns()
 
   it('when a null MX, an unavailable SRV, an empty TXT, _ labels and a TXT with a newline are created, then dig serves each', async () => {
-    const zone = `${unique('vp')}.test`
-    const provider = powerDnsProvider({
-      apiUrl: pdns.apiUrl,
-      apiKey: pdns.apiKey,
-      serverId: 'localhost',
-      timeoutMs: 2000,
-    })
-    await provider.ensureZone!(zone, ['ns1.example.net'])
-    await addZone(deps, zone)
-    const { app } = buildApp(deps, { provider })
-    const a = await createAccount(deps)
+    const { app, zone, a } = await powerDnsApp(deps, pdns, { prefix: 'vp', timeoutMs: 2000 })
     const s = await subdomain(app, a, zone)
     for (const body of [
       { type: 'MX', content: '.', priority: 0 },

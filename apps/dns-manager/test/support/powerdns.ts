@@ -5,6 +5,11 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import type { TestDeps } from '@quartet/core/testing'
+import type { DnsProvider } from '../../src/domain/provider.ts'
+import { powerDnsProvider } from '../../src/providers/powerdns.ts'
+import type { Db } from '../../src/store/db.ts'
+import { addZone, buildApp, createAccount, unique } from '../helpers.ts'
 
 const PDNS_SERVER = ['/usr/sbin/pdns_server', '/usr/bin/pdns_server'].find((p) => existsSync(p))
 const SCHEMA = '/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql'
@@ -132,6 +137,96 @@ export async function startPowerDns(): Promise<PowerDns> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * A `describe` for suites that need a real PowerDNS and `dig` (unless `dig: false`), and
+ * whatever `also` says is missing: skipped, saying why, where they are not installed. CI
+ * installs them (README).
+ */
+export function powerDnsDescribe(options: { dig?: boolean; also?: () => string | null } = {}) {
+  return (title: string, suite: () => void): void => {
+    const unavailable =
+      powerDnsUnavailable() ?? (options.dig === false ? null : digUnavailable()) ?? options.also?.() ?? null
+    if (unavailable) {
+      console.warn(`SKIPPING ${title}: ${unavailable}`)
+      describe.skip(title, suite)
+    } else describe(title, suite)
+  }
+}
+
+/** `describe` with a real PowerDNS and `dig` (powerDnsDescribe). */
+export const describeWithPowerDns = powerDnsDescribe()
+
+/**
+ * A real PowerDNS for the enclosing `describe`: started in beforeAll, stopped in afterAll, and
+ * thawed after each test (should one leave it frozen). The object reads the running server.
+ */
+export function usePowerDns(): PowerDns {
+  let pdns: PowerDns | undefined
+  beforeAll(async () => {
+    pdns = await startPowerDns()
+  }, 30_000)
+  afterAll(async () => {
+    await pdns?.stop()
+  })
+  afterEach(() => pdns?.thaw())
+  const started = () => {
+    if (!pdns) throw new Error('PowerDNS is not started (outside a test?)')
+    return pdns
+  }
+  return {
+    get apiUrl() {
+      return started().apiUrl
+    },
+    get apiKey() {
+      return started().apiKey
+    },
+    get dnsPort() {
+      return started().dnsPort
+    },
+    freeze: () => started().freeze(),
+    thaw: () => started().thaw(),
+    stop: () => started().stop(),
+  }
+}
+
+/** dns-manager's provider for this PowerDNS. */
+export const providerOn = (pdns: Pick<PowerDns, 'apiUrl' | 'apiKey'>, timeoutMs: number) =>
+  powerDnsProvider({ apiUrl: pdns.apiUrl, apiKey: pdns.apiKey, serverId: 'localhost', timeoutMs })
+
+/** A new zone `<unique(prefix)>.test`, made at PowerDNS (NS ns1.example.net) and in dns-manager. */
+export async function addPowerDnsZone(
+  deps: TestDeps<Db>,
+  provider: DnsProvider,
+  prefix: string,
+): Promise<string> {
+  const zone = `${unique(prefix)}.test`
+  await provider.ensureZone!(zone, ['ns1.example.net'])
+  await addZone(deps, zone)
+  return zone
+}
+
+/**
+ * The app on a new zone of this PowerDNS (addPowerDnsZone) with the real provider of
+ * `timeoutMs` — or what `wrap` makes of it — and an account.
+ */
+export async function powerDnsApp(
+  deps: TestDeps<Db>,
+  pdns: PowerDns,
+  options: {
+    prefix: string
+    timeoutMs: number
+    env?: Record<string, string>
+    wrap?: (real: DnsProvider) => DnsProvider
+  },
+) {
+  const real = providerOn(pdns, options.timeoutMs)
+  const zone = await addPowerDnsZone(deps, real, options.prefix)
+  const provider = options.wrap ? options.wrap(real) : real
+  const built = buildApp(deps, { provider, ...(options.env ? { env: options.env } : {}) })
+  const a = await createAccount(deps)
+  return { ...built, zone, a }
 }
 
 const DIG = ['/usr/bin/dig'].find((p) => existsSync(p))

@@ -1,33 +1,11 @@
-import { PrismaPg } from '@prisma/adapter-pg'
-import { attachPool, createPgPool, type DatabaseOptions, quoteIdent } from '@quartet/core/db'
-import type pg from 'pg'
+import { createPrismaClient, type DatabaseOptions, type RawAccess, rawAccessOf } from '@quartet/core/db'
 import { PrismaClient } from '../generated/prisma/client.ts'
 
 export type Db = PrismaClient
 
-/**
- * The app's Prisma client over `@prisma/adapter-pg`, bound to its schema, on a pg pool of our own
- * (core's, with its deadlines; see rawOf). `$disconnect()` ends the pool.
- */
+/** The app's Prisma client on a pg pool with core's deadlines, bound to its schema. `$disconnect()` ends the pool. */
 export function createDb(options: DatabaseOptions): Db {
-  const pool = createPgPool(options.url, { max: options.poolSize, deadlines: options.deadlines })
-  const db = attachPool(
-    new PrismaClient({
-      adapter: new PrismaPg(pool, { schema: options.schema, disposeExternalPool: true }),
-      errorFormat: 'minimal', // see createPrismaClient in core
-    }),
-    pool,
-  )
-  raw.set(db, { pool, schema: quoteIdent(options.schema) })
-  return db
-}
-
-const raw = new WeakMap<object, RawAccess>()
-
-export interface RawAccess {
-  pool: pg.Pool
-  /** The app's schema, quoted for SQL text. */
-  schema: string
+  return createPrismaClient(PrismaClient, options)
 }
 
 /**
@@ -36,7 +14,7 @@ export interface RawAccess {
  * costs more than the query itself there; the ledger batch as one plain transaction.
  */
 export function rawOf(db: Db): RawAccess {
-  const access = raw.get(db)
+  const access = rawAccessOf(db)
   if (!access) throw new Error('this Db was not made by createDb')
   return access
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { preparedStatement } from '@quartet/core/db'
 import type {
   DataRegion,
   KeyPatch,
@@ -138,37 +138,18 @@ function fromModel(k: ApiKey): KeyRow {
 const isUniqueViolation = (err: unknown) =>
   err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002'
 
-/**
- * The hot read runs as a named prepared statement: planning it costs Postgres more than running
- * it. The name is unique per connection (random, so also across processes), because an embedded PGlite serves
- * every connection from one session, where a shared name would collide.
- */
-const statementNames = new WeakMap<object, string>()
-function statementName(client: object): string {
-  let name = statementNames.get(client)
-  if (!name) {
-    name = `key_info_key_with_usage_${randomBytes(8).toString('hex')}`
-    statementNames.set(client, name)
-  }
-  return name
-}
-
 export function createKeyRepository(db: Db): KeyStore {
   const { pool, schema } = rawOf(db)
-  const oneKey = keysWithUsageSql(schema, 'k.hash = $5')
+  // The hot read: planning it costs Postgres more than running it.
+  const oneKey = preparedStatement<KeyUsageSqlRow>(
+    pool,
+    'key_info_key_with_usage',
+    keysWithUsageSql(schema, 'k.hash = $5'),
+  )
   return {
     async findWithUsage(hash, windows) {
-      const client = await pool.connect()
-      try {
-        const { rows } = await client.query<KeyUsageSqlRow>({
-          name: statementName(client),
-          text: oneKey,
-          values: [...windowParams(windows), hash],
-        })
-        return rows[0] ? fromSqlRow(rows[0]) : null
-      } finally {
-        client.release()
-      }
+      const rows = await oneKey([...windowParams(windows), hash])
+      return rows[0] ? fromSqlRow(rows[0]) : null
     },
 
     async find(hash) {

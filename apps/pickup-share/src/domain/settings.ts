@@ -64,13 +64,23 @@ export const ZSettingsPatch = z
 const KEY = 'site'
 
 export class SettingsService {
+  /** The last value read and what it parsed to: most reads find the same value again. */
+  private last: { stored: string; settings: Readonly<TSettings> } | undefined
+
   constructor(private readonly repo: SettingsRepository) {}
 
+  /**
+   * The settings as stored now (read on every call: another replica may have changed them), as
+   * one frozen object for as long as the stored value stays the same.
+   */
   async get(): Promise<TSettings> {
-    const stored = await this.repo.get(KEY)
-    const parsed = ZSettings.safeParse(stored ?? {})
+    const stored = (await this.repo.getText(KEY)) ?? '{}'
+    if (this.last?.stored === stored) return this.last.settings
+    const parsed = ZSettings.safeParse(JSON.parse(stored))
     // A stored value that no longer validates (older version) falls back to the defaults field by field.
-    return parsed.success ? parsed.data : ZSettings.parse({})
+    const settings = Object.freeze(parsed.success ? parsed.data : ZSettings.parse({}))
+    this.last = { stored, settings }
+    return settings
   }
 
   async update(patch: Partial<TSettings>): Promise<{ before: TSettings; after: TSettings }> {

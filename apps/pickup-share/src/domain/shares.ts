@@ -521,7 +521,9 @@ export class ShareService {
     if (!driver)
       throw new ApiError('storage_failed', `storage instance ${file.storeInstance} is not configured`)
     if (req.head) {
-      await storePreflight(driver, file.pathname)
+      // The file missing: the share may have ended meanwhile (its files went with it).
+      if (!(await storePreflight(driver, file.pathname)))
+        throw (await this.endedMeanwhile(share)) ?? fileMissing()
       return { ...head, stream: null, done: async () => {} }
     }
     const bytes = range ? range.end - range.start + 1 : size
@@ -541,15 +543,8 @@ export class ShareService {
       opened = await driver.openRead(file.pathname, range ?? undefined)
     } catch (err) {
       if (admission) await this.d.transfers.refund(share.id, admission)
-      // The share ended meanwhile (its last stream finished and removed the files while this
-      // request was on its way): say so, not "file not found".
-      if (err instanceof ApiError && err.code === 'file_not_found') {
-        const end = await this.d.shares.endOf({ code: share.code }, this.d.clock.now()).catch(() => null)
-        if (end) throw endedError(end)
-        // Used up when this request read it (its receiver's last transfer was still closing):
-        // the files went with the share's end, whatever the rows say by now.
-        if (isUsedUp(share)) throw shareUsedUp()
-      }
+      if (err instanceof ApiError && err.code === 'file_not_found')
+        throw (await this.endedMeanwhile(share)) ?? err
       throw readFailure(err)
     }
     let finished = false
@@ -565,6 +560,20 @@ export class ShareService {
           await this.removeShare(share.id)
       },
     }
+  }
+
+  /**
+   * A file of `share` that the store no longer has: the share ended meanwhile (its last stream
+   * finished and removed the files while this request was on its way) — say so, not "file not
+   * found" — or null when it did not.
+   */
+  private async endedMeanwhile(share: ShareRecord): Promise<ApiError | null> {
+    const end = await this.d.shares.endOf({ code: share.code }, this.d.clock.now()).catch(() => null)
+    if (end) return endedError(end)
+    // Used up when this request read it (its receiver's last transfer was still closing): the
+    // files went with the share's end, whatever the rows say by now.
+    if (isUsedUp(share)) return shareUsedUp()
+    return null
   }
 
   /**
@@ -609,7 +618,8 @@ export class ShareService {
         const driver = drivers[i]
         if (!driver)
           throw new ApiError('storage_failed', `storage instance ${f.storeInstance} is not configured`)
-        await storePreflight(driver, f.pathname)
+        if (!(await storePreflight(driver, f.pathname)))
+          throw (await this.endedMeanwhile(share)) ?? fileMissing()
       }
       return { ...answer, stream: null, done: async () => {} }
     }
@@ -628,6 +638,8 @@ export class ShareService {
     } catch (err) {
       zip.stream.destroy()
       if (admission) await this.d.transfers.refund(share.id, admission)
+      if (err instanceof ApiError && err.code === 'file_not_found')
+        throw (await this.endedMeanwhile(share)) ?? err
       throw readFailure(err)
     }
     let finished = false
@@ -745,15 +757,15 @@ function checkDeclaredLength(claims: UploadClaims, declared: number): void {
  * A HEAD's look at the store (one stat): the page asks it before handing a download to the
  * browser, so a file the store lost or a store that is down is reported, not a 0-byte download.
  */
-async function storePreflight(driver: StorageDriver, pathname: string): Promise<void> {
-  let info
+async function storePreflight(driver: StorageDriver, pathname: string): Promise<boolean> {
   try {
-    info = await driver.stat(pathname)
+    return (await driver.stat(pathname)) !== null
   } catch (err) {
     throw readFailure(err)
   }
-  if (!info) throw new ApiError('storage_failed', 'the file is missing from storage')
 }
+
+const fileMissing = () => new ApiError('storage_failed', 'the file is missing from storage')
 
 /**
  * What a failure to open a file for reading answers: a store that is down (connection refused,

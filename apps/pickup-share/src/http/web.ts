@@ -3,7 +3,9 @@ import type { Express } from 'express'
 import { findWebRoot, serveWebBuild, webHelmetOptions } from '@quartet/core/web'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { z } from 'zod'
-import { STORE_KINDS } from '../domain/storage.ts'
+import { HotAnswer, type HotRoute } from '@quartet/core/http'
+import type { TSettings } from '../domain/settings.ts'
+import { STORE_KINDS, type StoreKind } from '../domain/storage.ts'
 import type { Services } from './services.ts'
 
 /** The pages (one HTML document; the script renders the page the path names). */
@@ -65,22 +67,49 @@ export const webOperations: OperationDoc[] = [
   },
 ]
 
-export function registerWeb(app: Express, s: Services): void {
-  app.get('/api/site', async (_req, res) => {
-    const settings = await s.settings.get()
-    res.set('Cache-Control', 'no-store').json({
-      stores: s.storage.enabledKinds(),
-      defaultExpireDays: settings.defaultExpireDays,
-      maxExpireDays: settings.maxExpireDays,
-      defaultMaxDownloads: settings.defaultMaxDownloads,
-      maxDownloadsCap: settings.maxDownloadsCap,
-      maxFileSizeBytes: settings.maxFileSizeBytes,
-      codeLength: settings.codeLength,
-      unlimitedEnabled: settings.unlimitedEnabled,
-      previewEnabled: settings.previewEnabled,
-      previewMaxBytes: settings.previewMaxBytes,
-      textMaxBytes: Math.min(TEXT_MAX_BYTES, settings.maxFileSizeBytes),
-    } satisfies z.infer<typeof ZSiteInfo>)
+/**
+ * GET /api/site as one handler, served two ways: as core's hot route for the exact path (every
+ * page load asks it, and express costs it several times its own work), and by express for the
+ * rest (HEAD, a query string). Same headers and body either way. The settings are read from the
+ * database on every request, so an admin's change shows on the next one on every replica; the
+ * JSON text is made again only when they (or the enabled storage kinds) changed.
+ */
+export function siteInfoRoute(s: Pick<Services, 'settings' | 'storage'>): HotRoute {
+  let last: { settings: TSettings; kinds: string; text: string } | undefined
+  return {
+    path: '/api/site',
+    async handle(_req, headers) {
+      const settings = await s.settings.get()
+      headers.setHeader('Cache-Control', 'no-store')
+      const stores = s.storage.enabledKinds()
+      const kinds = stores.join(',')
+      if (last?.settings !== settings || last.kinds !== kinds)
+        last = { settings, kinds, text: JSON.stringify(siteInfo(settings, stores)) }
+      return new HotAnswer(200, undefined, last.text)
+    },
+  }
+}
+
+function siteInfo(settings: TSettings, stores: StoreKind[]): z.infer<typeof ZSiteInfo> {
+  return {
+    stores,
+    defaultExpireDays: settings.defaultExpireDays,
+    maxExpireDays: settings.maxExpireDays,
+    defaultMaxDownloads: settings.defaultMaxDownloads,
+    maxDownloadsCap: settings.maxDownloadsCap,
+    maxFileSizeBytes: settings.maxFileSizeBytes,
+    codeLength: settings.codeLength,
+    unlimitedEnabled: settings.unlimitedEnabled,
+    previewEnabled: settings.previewEnabled,
+    previewMaxBytes: settings.previewMaxBytes,
+    textMaxBytes: Math.min(TEXT_MAX_BYTES, settings.maxFileSizeBytes),
+  }
+}
+
+export function registerWeb(app: Express, site: HotRoute): void {
+  app.get(site.path, async (req, res) => {
+    const answer = (await site.handle(req, res, {})) as HotAnswer
+    res.type('json').send(answer.text)
   })
 
   serveWebBuild(app, {

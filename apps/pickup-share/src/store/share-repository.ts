@@ -99,6 +99,17 @@ function toShare(row: ShareRow): ShareRecord {
   }
 }
 
+/**
+ * The share a read found, or null when it was removed while it was read. Prisma reads a share
+ * and its files in two statements, each seeing what was committed when it began: a removal that
+ * commits between them leaves the share without files. A share always has a file (POST
+ * /api/share asks for one at least) and its files go only with it (cascade), so that share is
+ * gone — and its ended_share row, written in the removal's transaction, is there to be read.
+ */
+function readShare(row: ShareRow | null): ShareRecord | null {
+  return row && row.files.length > 0 ? toShare(row) : null
+}
+
 function toIssued(row: Prisma.IssuedUploadGetPayload<object>): IssuedUploadRecord {
   return {
     id: row.id,
@@ -238,7 +249,7 @@ export class ShareRepository {
       where: { code, expiresAt: { gt: now }, exhaustedAt: null },
       include: shareInclude,
     })
-    return row ? toShare(row) : null
+    return readShare(row)
   }
 
   /** The live share a pickup link's token opens. */
@@ -247,7 +258,7 @@ export class ShareRepository {
       where: { linkTokenHash: tokenHash, expiresAt: { gt: now }, exhaustedAt: null },
       include: shareInclude,
     })
-    return row ? toShare(row) : null
+    return readShare(row)
   }
 
   /**
@@ -259,7 +270,7 @@ export class ShareRepository {
       where: { code, expiresAt: { gt: now } },
       include: shareInclude,
     })
-    return row ? toShare(row) : null
+    return readShare(row)
   }
 
   async findDownloadableByLinkToken(tokenHash: string, now: Date): Promise<ShareRecord | null> {
@@ -267,17 +278,17 @@ export class ShareRepository {
       where: { linkTokenHash: tokenHash, expiresAt: { gt: now } },
       include: shareInclude,
     })
-    return row ? toShare(row) : null
+    return readShare(row)
   }
 
   async findByCode(code: string): Promise<ShareRecord | null> {
     const row = await this.db.share.findUnique({ where: { code }, include: shareInclude })
-    return row ? toShare(row) : null
+    return readShare(row)
   }
 
   async findById(id: string): Promise<ShareRecord | null> {
     const row = await this.db.share.findUnique({ where: { id }, include: shareInclude })
-    return row ? toShare(row) : null
+    return readShare(row)
   }
 
   /** Durable downloads left of a live counted share; null when it is gone, expired or exhausted. */
@@ -350,8 +361,8 @@ export class ShareRepository {
    */
   async delete(id: string, ended?: { now: Date; forgetAt: Date }): Promise<ShareRecord | null> {
     const row = await this.db.share.findUnique({ where: { id }, include: shareInclude })
-    if (!row) return null
-    const share = toShare(row)
+    const share = readShare(row)
+    if (!row || !share) return null
     const reason = ended ? endReason(share, ended.now) : null
     // Whoever deletes the row owns the clean-up; a concurrent caller sees count 0.
     const count = await this.db.$transaction(async (tx) => {
@@ -385,11 +396,13 @@ export class ShareRepository {
     now: Date,
   ): Promise<{ reason: 'used_up' | 'expired'; expiresAt: Date } | null> {
     const rows = await this.db.share.findMany({ where: by, include: shareInclude, take: 1 })
-    if (rows[0]) {
-      const share = toShare(rows[0])
+    const share = readShare(rows[0] ?? null)
+    if (share) {
       const reason = endReason(share, now)
       return reason ? { reason, expiresAt: share.expiresAt } : null
     }
+    // The share is gone, so its removal had committed when the read above began: this later
+    // statement sees the ended_share row that the removal wrote in the same transaction.
     const ended = await this.db.endedShare.findFirst({
       where: { ...by, forgetAt: { gt: now } },
       orderBy: { endedAt: 'desc' },

@@ -171,9 +171,8 @@ describe("counting: a preview is this receiver's download of the file", () => {
     expect(sha(saved.body)).toBe(sha(data))
     // The transfer is complete after the Download: no more copies for anyone.
     expect((await get(s.url('download'), me)).status).toBe(410)
-    // 410 once the share is settled; a request racing its removal after the last transfer may
-    // still meet a 404 (the known race written down in README "Downloads").
-    expect([410, 404]).toContain((await get(s.url('preview'), me)).status)
+    // Also while the share is being removed right after that transfer (ended-race.test.ts).
+    expect((await get(s.url('preview'), me)).status).toBe(410)
   })
 
   it('when a receiver previews again and again, then each download buys at most two copies (size ≤ 2 × size + slack)', async () => {

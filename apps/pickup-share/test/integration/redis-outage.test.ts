@@ -1,27 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { adminLogin, api, testDeps, uploadFile } from '../support/harness.ts'
-import { describeOwnRedis, harnessOnOwnRedis, type OwnRedisHarness, timed } from '../support/own-redis.ts'
+import { adminLogin, api, uploadFile } from '../support/harness.ts'
+import { describeOwnRedis, timed, useOwnRedisHarness } from '../support/own-redis.ts'
 
 // STYLE 17: the fault with a real process. A Redis server of this test's own (never the shared
 // one) is frozen with SIGSTOP, then killed, while pickup-share uses it.
 jest.setTimeout(60_000)
 
-const deps = testDeps()
-let own: OwnRedisHarness & { close(): Promise<void> }
-let h: OwnRedisHarness['h']
-let redis: OwnRedisHarness['redis']
-
-beforeAll(async () => {
-  own = await harnessOnOwnRedis(deps, 'outage-test:')
-  ;({ h, redis } = own)
-})
-
-afterAll(async () => {
-  await own?.close()
-})
+const own = useOwnRedisHarness('outage-test:')
 
 describeOwnRedis('pickup-share with its Redis frozen, then killed', () => {
   it('when Redis is frozen and then killed, then take and download answer within 2 s, admin answers 503, and all recover when it is back', async () => {
+    const { h, redis } = own
     const data = Buffer.from('survives an outage')
     const { file } = await uploadFile(h, { name: 'outage.txt', data })
     const { code, token } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 4 })).body

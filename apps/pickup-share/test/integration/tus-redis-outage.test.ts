@@ -1,29 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { api, testDeps } from '../support/harness.ts'
-import { describeOwnRedis, harnessOnOwnRedis, type OwnRedisHarness, timed } from '../support/own-redis.ts'
+import { api } from '../support/harness.ts'
+import { describeOwnRedis, timed, useOwnRedisHarness } from '../support/own-redis.ts'
 
 // STYLE 17: the locks of resumable uploads live in Redis; a Redis server of this test's own (never
 // the shared one) is frozen with SIGSTOP, then killed, while an upload is half done.
 jest.setTimeout(60_000)
 
-const deps = testDeps()
-let own: OwnRedisHarness & { close(): Promise<void> }
-let h: OwnRedisHarness['h']
-let redis: OwnRedisHarness['redis']
-
-beforeAll(async () => {
-  own = await harnessOnOwnRedis(deps, 'tus-outage-test:')
-  ;({ h, redis } = own)
-})
-
-afterAll(async () => {
-  await own?.close()
-})
+const own = useOwnRedisHarness('tus-outage-test:')
 
 const TUS = { 'tus-resumable': '1.0.0' }
 
 describeOwnRedis('resumable uploads with their Redis frozen, then killed', () => {
   it('when Redis is frozen or gone, then tus requests answer 503 with Retry-After within 2 s, and the upload resumes once it is back', async () => {
+    const { h, redis } = own
     const size = 200_000
     const data = Buffer.alloc(size, 7)
     const grant = (await api(h, 'POST', '/api/upload', { store: 'blob', name: 'outage.bin', size })).body

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisKeyValueStore } from '@quartet/core/kv'
 import { type OwnRedis, startOwnRedis } from '@quartet/core/testing'
-import { type Harness, startHarness, type testDeps } from './harness.ts'
+import { type Harness, startHarness, testDeps } from './harness.ts'
 
 const REDIS_SERVER = '/usr/bin/redis-server'
 
@@ -46,6 +46,33 @@ export async function harnessOnOwnRedis(
       const ended = new Promise((resolve) => kv.redis.once('end', resolve))
       kv.redis.disconnect()
       await Promise.race([ended, sleep(2000)])
+    },
+  }
+}
+
+/**
+ * For a test file: the app on a Redis of its own (harnessOnOwnRedis) from beforeAll to
+ * afterAll, with a test database of the file's own. Read `h` and `redis` inside the tests.
+ */
+export function useOwnRedisHarness(keyPrefix: string): OwnRedisHarness {
+  const deps = testDeps()
+  let own: (OwnRedisHarness & { close(): Promise<void> }) | undefined
+  beforeAll(async () => {
+    own = await harnessOnOwnRedis(deps, keyPrefix)
+  })
+  afterAll(async () => {
+    await own?.close()
+  })
+  const started = () => {
+    if (!own) throw new Error('the own-Redis harness is not started (outside a test?)')
+    return own
+  }
+  return {
+    get h() {
+      return started().h
+    },
+    get redis() {
+      return started().redis
     },
   }
 }
