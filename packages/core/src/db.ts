@@ -274,13 +274,6 @@ export function attachPool<C>(client: C, pool: pg.Pool): C {
   return client
 }
 
-/** The pg pool under a client (attachPool), for reads a service keeps off Prisma (see pingDatabase). */
-export function poolOf(client: unknown): pg.Pool {
-  const pool = (client as { [POOL]?: pg.Pool })[POOL]
-  if (!pool) throw new Error('poolOf: no pool attached to this client (attachPool)')
-  return pool
-}
-
 /**
  * `SELECT 1` on the pool under a client (attachPool): what readiness asks. Not through Prisma,
  * whose first query loads and compiles its query compiler (WebAssembly, 3.4 MB) — a readiness

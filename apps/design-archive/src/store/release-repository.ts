@@ -1,5 +1,5 @@
 import { ApiError } from '@quartet/core/errors'
-import { poolOf, quoteIdent } from '@quartet/core/db'
+import { quoteIdent, rawAccessOf } from '@quartet/core/db'
 import '../domain/errors.ts'
 import type { CompressedBody } from '../domain/release-cache.ts'
 import type {
@@ -22,8 +22,11 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
   // compiled its query compiler (WebAssembly) in every process, though only publishing and the
   // CLI need Prisma.
   const table = (name: string) => `${quoteIdent(schema)}.${quoteIdent(name)}`
-  const query = <Row extends object>(text: string, values: unknown[] = []) =>
-    poolOf(db).query<Row>(text, values)
+  const query = <Row extends object>(text: string, values: unknown[] = []) => {
+    const access = rawAccessOf(db)
+    if (!access) throw new Error('release repository: the client was not made by createPrismaClient')
+    return access.pool.query<Row>(text, values)
+  }
 
   return {
     async insert(release: PublishedRelease, options: { activate: boolean }): Promise<void> {
