@@ -914,6 +914,39 @@ describe('hot routes', () => {
     expect(res.text).toMatch(/http_requests_total\{[^}]*route="\/fast"[^}]*status="200"[^}]*\} 3/)
   })
 
+  it('when hot requests are counted many times, and the registry is reset, then counter and histogram stay exact', async () => {
+    const { app, metrics } = createHttpApp(
+      {
+        name: 'http-test',
+        logger: captureLogger('http-test').logger,
+        envelope: 'code',
+        trustProxy: ['loopback'],
+        hotRoutes: [{ path: '/fast', handle: async () => ({ ok: true }) }],
+      },
+      () => {},
+    )
+    const series = (text: string, name: string) =>
+      text.split('\n').filter((l) => l.startsWith(`${name}{`) && l.includes('route="/fast"'))
+    for (let i = 0; i < 5; i++) await request(app).get('/fast').expect(200)
+    let text = await metricsText(app)
+    expect(series(text, 'http_requests_total')).toEqual([expect.stringMatching(/status="200".*\} 5$/)])
+    expect(series(text, 'http_request_duration_seconds_count')).toEqual([expect.stringMatching(/\} 5$/)])
+    expect(series(text, 'http_request_duration_seconds_bucket')).toContainEqual(
+      expect.stringMatching(/le="10".*\} 5$/),
+    )
+    const sum = Number(series(text, 'http_request_duration_seconds_sum')[0]!.split(' ')[1])
+    expect(sum).toBeGreaterThan(0)
+
+    metrics.resetMetrics()
+    for (let i = 0; i < 2; i++) await request(app).get('/fast').expect(200)
+    text = await metricsText(app)
+    expect(series(text, 'http_requests_total')).toEqual([expect.stringMatching(/\} 2$/)])
+    expect(series(text, 'http_request_duration_seconds_count')).toEqual([expect.stringMatching(/\} 2$/)])
+    expect(series(text, 'http_request_duration_seconds_bucket')).toContainEqual(
+      expect.stringMatching(/le="\+Inf".*\} 2$/),
+    )
+  })
+
   it.each([
     ['HEAD', (app: Express) => request(app).head('/fast')],
     ['a query string', (app: Express) => request(app).get('/fast?x=1')],

@@ -49,6 +49,7 @@ export function negotiateEncoding(header: string | undefined): Coding {
 
 /** If-None-Match uses the weak comparison: W/"x" matches "x"; `*` matches any current entity. */
 export function ifNoneMatchMatches(header: string, etag: string): boolean {
+  if (header === etag) return true // what a cache sends back: the tag as given
   const trimmed = header.trim()
   if (trimmed === '*') return true
   const opaque = etag.replace(/^W\//, '')

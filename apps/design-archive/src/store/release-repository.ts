@@ -1,5 +1,5 @@
 import { ApiError } from '@quartet/core/errors'
-import { quoteIdent } from '@quartet/core/db'
+import { quoteIdent, rawAccessOf } from '@quartet/core/db'
 import '../domain/errors.ts'
 import type { CompressedBody } from '../domain/release-cache.ts'
 import type {
@@ -17,6 +17,16 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
   // Writers that change which release is active take this lock first, so two concurrent
   // publishes/activations run one after the other and the partial unique index never trips.
   const lockReleases = `LOCK TABLE ${quoteIdent(schema)}."release" IN SHARE ROW EXCLUSIVE MODE`
+  // What a running service asks (count at start, the active version every poll, a release's
+  // documents) goes to the pg pool in plain SQL: through Prisma, the first of them loaded and
+  // compiled its query compiler (WebAssembly) in every process, though only publishing and the
+  // CLI need Prisma.
+  const table = (name: string) => `${quoteIdent(schema)}.${quoteIdent(name)}`
+  const query = <Row extends object>(text: string, values: unknown[] = []) => {
+    const access = rawAccessOf(db)
+    if (!access) throw new Error('release repository: the client was not made by createPrismaClient')
+    return access.pool.query<Row>(text, values)
+  }
 
   return {
     async insert(release: PublishedRelease, options: { activate: boolean }): Promise<void> {
@@ -85,17 +95,43 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
     },
 
     async activeVersion(): Promise<string | null> {
-      const row = await db.release.findFirst({ where: { active: true }, select: { version: true } })
-      return row?.version ?? null
+      const { rows } = await query<{ version: string }>(
+        `SELECT version FROM ${table('release')} WHERE active LIMIT 1`,
+      )
+      return rows[0]?.version ?? null
     },
 
     async load(version: string): Promise<StoredRelease | null> {
-      const row = await db.release.findUnique({
-        where: { version },
-        include: {
-          documents: { select: { name: true, body: true, sha256: true, bodyGzip: true, bodyBr: true } },
-        },
-      })
+      const found = await query<{ id: number; version: string; published_at: Date }>(
+        `SELECT id, version, published_at FROM ${table('release')} WHERE version = $1`,
+        [version],
+      )
+      const release = found.rows[0]
+      const documents = release
+        ? (
+            await query<{
+              name: string
+              body: Buffer
+              sha256: string
+              body_gzip: Buffer | null
+              body_br: Buffer | null
+            }>(
+              `SELECT name, body, sha256, body_gzip, body_br FROM ${table('release_document')} WHERE release_id = $1`,
+              [release.id],
+            )
+          ).rows
+        : []
+      const row = release && {
+        version: release.version,
+        publishedAt: release.published_at,
+        documents: documents.map((d) => ({
+          name: d.name,
+          body: d.body,
+          sha256: d.sha256,
+          bodyGzip: d.body_gzip,
+          bodyBr: d.body_br,
+        })),
+      }
       if (!row) return null
       return {
         version: row.version,
@@ -119,6 +155,9 @@ export function createReleaseRepository(db: Db, schema: string): ReleaseReposito
         })
     },
 
-    count: () => db.release.count(),
+    count: async () => {
+      const { rows } = await query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table('release')}`)
+      return rows[0]!.n
+    },
   }
 }
