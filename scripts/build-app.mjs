@@ -3,7 +3,7 @@
 // into dist/, so a container needs dist/ and prisma/migrations/ but no node_modules.
 import { build } from 'esbuild'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { builtinModules, createRequire } from 'node:module'
 import path from 'node:path'
 
 /**
@@ -67,6 +67,18 @@ for (const [file, bytes] of wasmFiles) writeFileSync(path.join(appDir, 'dist', f
 for (const entry of entryPoints) {
   const out = path.join(appDir, 'dist', `${path.basename(entry, '.ts')}.js`)
   const text = readFileSync(out, 'utf8')
+  // esbuild leaves an import() it cannot resolve (a dependency not installed) outside the bundle
+  // without a word; the service would then fail to load it, or load a second copy of what it
+  // shares with the bundle (graphql-jit's own graphql). Every such import must be bundled.
+  const unbundled = [...text.matchAll(/\bimport\("([^"]+)"\)/g)]
+    .map((m) => m[1])
+    .filter((spec) => !spec.startsWith('node:') && !builtinModules.includes(spec))
+  if (unbundled.length > 0) {
+    console.error(
+      `build-app: ${out} imports ${unbundled.join(', ')} at run time instead of bundling it (not installed?)`,
+    )
+    process.exit(1)
+  }
   if (/[^\x00-\x7f]/.test(text)) writeFileSync(out, text.replace(/[^\x00-\x7f]/g, '?'))
 }
 console.log(`built ${entryPoints.join(', ')} → dist/`)
