@@ -23,6 +23,7 @@ import { loadavg } from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../free-port.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
@@ -38,8 +39,8 @@ const connections = arg('connections', 50)
 const duration = arg('duration', 5)
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const schema = `dns_manager_bench_${process.pid}`
-const appPort = 43_103
-const baselinePort = 43_203
+const appPort = await freePort()
+const baselinePort = await freePort()
 
 const env = {
   ...process.env,

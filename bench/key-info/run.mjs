@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../free-port.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
@@ -35,9 +36,9 @@ const duration = arg('duration', 15)
 const rounds = arg('rounds', 5)
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const schema = process.env.BENCH_SCHEMA_NAME ?? `key_info_bench_${process.pid}`
-const appPort = 43_102
-const baselinePort = 43_202
-const floorPort = 43_302
+const appPort = await freePort()
+const baselinePort = await freePort()
+const floorPort = await freePort()
 
 const env = {
   ...process.env,
