@@ -558,6 +558,8 @@ describeBrowser('pages in a real browser (chromium)', () => {
     expect((await api(h, 'POST', '/api/take', { code })).body.manifest.files[0].name).toBe('keyboard.txt')
 
     await page.goto('/admin')
+    // The admin area is its own chunk: Tab through the page once its form is there, as a person would.
+    await page.getByTestId('password').waitFor()
     await tabTo('password')
     await page.keyboard.type(ADMIN_PASSWORD)
     await page.keyboard.press('Enter')
