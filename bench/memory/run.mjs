@@ -22,9 +22,9 @@ import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
-import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../free-port.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const autocannon = createRequire(path.join(root, 'package.json'))('autocannon')
@@ -51,14 +51,6 @@ const load = () =>
 const rssMb = (pid) => {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
-}
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
 }
 
 const SERVICES = ['design-archive', 'key-info', 'dns-manager', 'pickup-share'].filter(

@@ -28,10 +28,10 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { get, request } from 'node:http'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../free-port.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, '..', '..')
@@ -44,16 +44,6 @@ const SIZE = Number(process.env.BENCH_SIZE_MB ?? 100) * 1024 * 1024
 const NGINX_WORKERS = process.env.NGINX_WORKERS ?? '1'
 const NGINX = process.env.NGINX ?? 'nginx'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
 
 async function waitFor(url, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs

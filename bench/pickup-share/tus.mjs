@@ -28,10 +28,10 @@ import {
 import { once } from 'node:events'
 import { globalAgent, request } from 'node:http'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../free-port.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, '..', '..')
@@ -42,16 +42,6 @@ const MB = 1024 * 1024
 const SIZE = Number(process.env.BENCH_SIZE_MB ?? 1000) * MB
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pickup-share-tus-bench-'))
 const children = []
