@@ -1,36 +1,38 @@
 /**
- * JSON text kept with values that never change again: a cached answer shared by many requests
- * is serialised once, when it is cached, and each answer that carries it splices that text in
- * instead of serialising the same rows again (dns-manager's account views).
+ * JSON kept with values that never change again: a cached answer shared by many requests is
+ * serialised and encoded once, when it is cached, and each answer that carries it splices those
+ * bytes in instead of serialising (and UTF-8 encoding) the same rows again (dns-manager's
+ * account views).
  */
-const texts = new WeakMap<object, string>()
+const kept = new WeakMap<object, Buffer>()
 
 /**
  * Freezes `value` all the way down (so no request can change what the next one is answered
- * with) and keeps its JSON text, which `jsonTextOf` then returns. Returns `value`.
+ * with) and keeps its JSON as UTF-8 bytes, which `jsonBytesOf` then returns. Returns `value`.
  */
-export function freezeWithJsonText<T extends object>(value: T): T {
+export function freezeWithJson<T extends object>(value: T): T {
   deepFreeze(value)
-  texts.set(value, JSON.stringify(value))
+  kept.set(value, Buffer.from(JSON.stringify(value)))
   return value
 }
 
-/** The JSON text `freezeWithJsonText` kept for this very value, or undefined. */
-export function jsonTextOf(value: unknown): string | undefined {
-  return typeof value === 'object' && value !== null ? texts.get(value) : undefined
+/** The JSON bytes `freezeWithJson` kept for this very value, or undefined. */
+export function jsonBytesOf(value: unknown): Buffer | undefined {
+  return typeof value === 'object' && value !== null ? kept.get(value) : undefined
 }
 
 /**
- * `JSON.stringify({ ...head, ...value })` for a plain object `value` with no key of `head`'s,
- * using the text kept for `value` when there is one. `head` is serialised each time.
+ * The bytes of `JSON.stringify({ ...head, ...value })` for a plain object `value` with no key of
+ * `head`'s, splicing in what was kept for `value` when there is something. `head` is serialised
+ * each time.
  */
-export function jsonWithHead(head: Record<string, unknown>, value: object): string {
-  const text = jsonTextOf(value)
-  if (text === undefined) return JSON.stringify({ ...head, ...value })
+export function jsonWithHead(head: Record<string, unknown>, value: object): Buffer {
+  const bytes = jsonBytesOf(value)
+  if (bytes === undefined) return Buffer.from(JSON.stringify({ ...head, ...value }))
   const first = JSON.stringify(head)
-  if (text === '{}') return first
-  if (first === '{}') return text
-  return `${first.slice(0, -1)},${text.slice(1)}`
+  if (bytes.length === 2) return Buffer.from(first) // {}
+  if (first === '{}') return bytes
+  return Buffer.concat([Buffer.from(`${first.slice(0, -1)},`), bytes.subarray(1)])
 }
 
 function deepFreeze(value: object): void {

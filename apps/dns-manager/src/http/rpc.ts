@@ -1,7 +1,7 @@
 import { ApiError, errorAnswer, renderJsonRpcError, statusOf, toApiError } from '@quartet/core/errors'
 import type { ErrorCode } from '@quartet/core/errors'
 import { HotAnswer, type HeaderSink, type HotRoute } from '@quartet/core/http'
-import { jsonTextOf } from '@quartet/core/json-text'
+import { jsonBytesOf } from '@quartet/core/json-text'
 import { type Logger, requestIp } from '@quartet/core/log'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -275,8 +275,8 @@ export function rpcHotRoutes(
   const handle = createRpcHandler(operations, pipeline, options)
   const answer = (headers: HeaderSink, a: RpcHttpAnswer) => {
     for (const [name, value] of Object.entries(a.headers)) headers.setHeader(name, value)
-    const text = rpcText(a.body)
-    return text === undefined ? new HotAnswer(a.status, a.body) : new HotAnswer(a.status, undefined, text)
+    const bytes = rpcBytes(a.body)
+    return bytes === undefined ? new HotAnswer(a.status, a.body) : new HotAnswer(a.status, undefined, bytes)
   }
   return prefixes.map((prefix) => ({
     path: `${prefix}/rpc`,
@@ -303,21 +303,28 @@ export function rpcHotRoutes(
 }
 
 /**
- * The JSON text of an answer whose results include cached views (they carry their text), with
- * that text spliced in: what JSON.stringify writes, without serialising the rows again.
- * Undefined when no result has kept text.
+ * The UTF-8 JSON of an answer whose results include cached views (they carry their bytes), with
+ * those bytes spliced in: what JSON.stringify writes, without serialising or encoding the rows
+ * again. Undefined when no result has kept bytes.
  */
-function rpcText(body: unknown): string | undefined {
+function rpcBytes(body: unknown): Buffer | undefined {
   const responses = (Array.isArray(body) ? body : [body]) as RpcResponse[]
-  if (!responses.some((r) => r?.result !== undefined && jsonTextOf(r.result) !== undefined)) return undefined
-  const texts = responses.map((r) => {
-    const kept = r.result === undefined || r.error !== undefined ? undefined : jsonTextOf(r.result)
-    // The key order of the responses handleCall makes: jsonrpc, id, result.
-    return kept === undefined
-      ? JSON.stringify(r)
-      : `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":${kept}}`
+  if (!responses.some((r) => jsonBytesOf(r?.result) !== undefined)) return undefined
+  const parts: Buffer[] = []
+  let text = Array.isArray(body) ? '[' : ''
+  responses.forEach((r, i) => {
+    if (i > 0) text += ','
+    const kept = r.error === undefined ? jsonBytesOf(r.result) : undefined
+    if (kept === undefined) text += JSON.stringify(r)
+    else {
+      // The key order of the responses handleCall makes: jsonrpc, id, result.
+      parts.push(Buffer.from(`${text}{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":`), kept)
+      text = '}'
+    }
   })
-  return Array.isArray(body) ? `[${texts.join(',')}]` : texts[0]
+  if (Array.isArray(body)) text += ']'
+  parts.push(Buffer.from(text))
+  return Buffer.concat(parts)
 }
 
 /**

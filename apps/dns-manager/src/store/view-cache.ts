@@ -1,10 +1,10 @@
-import { freezeWithJsonText, jsonTextOf } from '@quartet/core/json-text'
+import { freezeWithJson, jsonBytesOf } from '@quartet/core/json-text'
 import type { ViewCache, ViewLoad } from '../domain/ports.ts'
 
 export interface ViewCacheOptions {
   /** How long a value may serve at most, in ms (PRINCIPAL_CACHE_MAX_AGE_MS, as for principals). */
   maxAgeMs: number
-  /** How much JSON text the process keeps at most; the least recently used values go first. */
+  /** How many bytes of JSON (and as much again for the values) the process keeps at most; the least recently used go first. */
   maxBytes?: number
   /** Milliseconds now (the app's clock, so tests can age entries and turn statuses). */
   now: () => number
@@ -24,8 +24,8 @@ interface Entry {
  * (principal-cache.ts; the same token, replaced by every committed change to what the account's
  * views show). A value is used while the request's token is the one it was cached under, it is
  * younger than `maxAgeMs`, and its own time has not run out (`validUntil`: a page of subdomains
- * stops being true when one of them expires). Values are frozen and carry their JSON text, so a
- * hit costs neither a query nor serialising the rows again.
+ * stops being true when one of them expires). Values are frozen and carry their JSON bytes, so a
+ * hit costs neither a query nor serialising and encoding the rows again.
  */
 export function cachedViews(options: ViewCacheOptions): ViewCache {
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024
@@ -57,9 +57,9 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
         drop(id, entry)
       }
       const { value, validUntil = Infinity } = await load()
-      freezeWithJsonText(value)
-      // UTF-16 units of the key and the text, as V8 may keep them.
-      const size = 2 * (id.length + jsonTextOf(value)!.length)
+      freezeWithJson(value)
+      // The kept bytes, and about as much again for the objects and the key.
+      const size = 2 * jsonBytesOf(value)!.length + 2 * id.length
       if (size > maxBytes / 16) return value
       const current = entries.get(id)
       if (current) drop(id, current)
