@@ -80,7 +80,11 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
             maxAgeMs: cacheMaxAgeMs,
             now: () => clock.now().getTime(),
           }),
-          views: cachedViews({ maxAgeMs: cacheMaxAgeMs, now: () => clock.now().getTime() }),
+          views: cachedViews({
+            maxAgeMs: cacheMaxAgeMs,
+            now: () => clock.now().getTime(),
+            onLost: (listener) => versions.onLost(listener),
+          }),
         }
       : {}),
     guard: createFailedSecretGuard(deps.kv, {

@@ -8,6 +8,8 @@ export interface ViewCacheOptions {
   maxBytes?: number
   /** Milliseconds now (the app's clock, so tests can age entries and turn statuses). */
   now: () => number
+  /** Calls its listener when kv may have lost tokens (PrincipalVersions.onLost). */
+  onLost?: (listener: () => void) => void
 }
 
 interface Entry {
@@ -31,6 +33,14 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024
   const entries = new Map<string, Entry>()
   let bytes = 0
+  // A Redis that restarted (or failed over) may hand back a token a value was kept under after
+  // losing the change that replaced it: everything goes, and a read begun before is not kept.
+  let generation = 0
+  options.onLost?.(() => {
+    generation++
+    entries.clear()
+    bytes = 0
+  })
   const drop = (key: string, entry: Entry) => {
     entries.delete(key)
     bytes -= entry.bytes
@@ -47,6 +57,7 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
       const id = `${accountId} ${key}`
       const entry = entries.get(id)
       const now = options.now()
+      const began = generation
       if (entry) {
         if (entry.token === token && now - entry.cachedAt < options.maxAgeMs && now < entry.validUntil) {
           // Most recently used last, so the first key is the one to let go.
@@ -60,7 +71,7 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
       freezeWithJson(value)
       // The kept bytes, and about as much again for the objects and the key.
       const size = 2 * jsonBytesOf(value)!.length + 2 * id.length
-      if (size > maxBytes / 16) return value
+      if (size > maxBytes / 16 || began !== generation) return value
       const current = entries.get(id)
       if (current) drop(id, current)
       entries.set(id, { token, cachedAt: now, validUntil, value, bytes: size })

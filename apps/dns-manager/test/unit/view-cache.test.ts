@@ -76,4 +76,23 @@ describe('cachedViews', () => {
     await views.read('a', 't', 'big', load(big))
     expect(loads).toBe(5)
   })
+
+  it('when kv may have lost tokens, then every value goes, and a read begun before is not kept', async () => {
+    let lost = () => {}
+    const views = cachedViews({ maxAgeMs: 60_000, now: () => now, onLost: (listener) => (lost = listener) })
+    await views.read('a', 't', 'k', load({ v: 1 }))
+    lost()
+    expect(await views.read('a', 't', 'k', load({ v: 2 }))).toEqual({ v: 2 })
+    let release = () => {}
+    const slow = views.read('a', 't', 'slow', async () => {
+      await new Promise<void>((resolve) => (release = resolve))
+      return { value: { v: 3 } }
+    })
+    lost()
+    release()
+    await slow
+    loads = 0
+    await views.read('a', 't', 'slow', load({ v: 4 }))
+    expect(loads).toBe(1)
+  })
 })
