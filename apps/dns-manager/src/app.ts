@@ -23,6 +23,7 @@ import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
 import { createRepository } from './store/repository.ts'
 import { cachedCredentialLookup, createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
+import { cachedViews } from './store/view-cache.ts'
 import { driftMetrics } from './http/drift-metrics.ts'
 import { backOfficeOperations, registerBackOffice, SESSION_COOKIE } from './http/back-office.ts'
 import { createPeopleService } from './domain/people.ts'
@@ -79,6 +80,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
             maxAgeMs: cacheMaxAgeMs,
             now: () => clock.now().getTime(),
           }),
+          views: cachedViews({ maxAgeMs: cacheMaxAgeMs, now: () => clock.now().getTime() }),
         }
       : {}),
     guard: createFailedSecretGuard(deps.kv, {

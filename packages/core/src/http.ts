@@ -112,13 +112,13 @@ export interface HotRoute {
 
 /**
  * A hot route's answer other than a 200 with a JSON body: a status, and a JSON body or none, or
- * the JSON text as already serialised (`text`, which then wins over `body`).
+ * the JSON as already serialised (`text`: a string, or its UTF-8 bytes; it then wins over `body`).
  */
 export class HotAnswer {
   constructor(
     readonly status: number,
     readonly body?: unknown,
-    readonly text?: string,
+    readonly text?: string | Buffer,
   ) {}
 }
 
@@ -320,7 +320,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       const headers = new HeaderList(firstHeaders)
       headers.flat[1] = id
       let status = 200
-      let body: string | undefined
+      let body: string | Buffer | undefined
       try {
         let payload: unknown
         let parsed: unknown

@@ -17,6 +17,12 @@ export interface Principal {
   scope: CredentialScope
   /** The subdomain a scoped credential acts on. */
   scopeSubdomainId: number | null
+  /**
+   * The account's version tokens as this request read them before any database read, when they
+   * vouch for what it reads (ports.ts, ViewCache): its reads may be answered from, and kept in,
+   * the account's views cache. Absent or null: straight to the database.
+   */
+  viewToken?: string | null
   /** `web`: a back-office session (people.ts), not an API credential; `credentialId` is then `web:<account>`. */
   via?: 'api' | 'web'
 }
@@ -27,6 +33,7 @@ export function uncachedLookup(accounts: AccountStore): CredentialLookup {
     readAhead: () => [],
     find: (publicKey) => accounts.findCredential(publicKey),
     touch: (found, now) => accounts.touchCredential(found.credential.id, now),
+    vouchedToken: () => null,
   }
 }
 
@@ -80,6 +87,7 @@ export async function authenticate(
     account: { quotaTotal: found.account.quotaTotal, balanceCents: found.account.balanceCents },
     scope: found.credential.scope,
     scopeSubdomainId: found.credential.subdomainId,
+    viewToken: lookup.vouchedToken(attempt.readAhead),
   }
 }
 
@@ -90,10 +98,17 @@ async function quotaOf(deps: Pick<DomainDeps, 'accounts'>, p: Principal) {
   return { used, total, available: Math.max(0, total - used) }
 }
 
-export async function verifyCredentials(deps: Pick<DomainDeps, 'accounts'>, p: Principal) {
-  return { account: { api_key: p.apiKey, quota: await quotaOf(deps, p) } }
+type ViewDeps = Pick<DomainDeps, 'accounts' | 'views'>
+
+export function verifyCredentials(deps: ViewDeps, p: Principal) {
+  return deps.views.read(p.accountId, p.viewToken ?? null, `verify ${p.apiKey}`, async () => ({
+    value: { account: { api_key: p.apiKey, quota: await quotaOf(deps, p) } },
+  }))
 }
 
-export async function quota(deps: Pick<DomainDeps, 'accounts'>, p: Principal) {
-  return { quota: await quotaOf(deps, p), balance_cents: p.account.balanceCents }
+/** The principal's account (quota, balance) is under the same token as the cached answer. */
+export function quota(deps: ViewDeps, p: Principal) {
+  return deps.views.read(p.accountId, p.viewToken ?? null, 'quota', async () => ({
+    value: { quota: await quotaOf(deps, p), balance_cents: p.account.balanceCents },
+  }))
 }

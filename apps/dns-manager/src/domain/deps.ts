@@ -11,6 +11,7 @@ import type {
   RecordStore,
   SubdomainStore,
   UpstreamStateStore,
+  ViewCache,
   ZoneStore,
 } from './ports.ts'
 import type { DnsProvider } from './provider.ts'
@@ -58,6 +59,8 @@ export interface DomainDeps {
   accounts: AccountStore
   /** Authentication's lookup of a credential and its account (cached per process with Redis). */
   lookup: CredentialLookup
+  /** The answers of an account's polled reads, under the same version tokens (cached with Redis). */
+  views: ViewCache
   credentials: CredentialStore
   zones: ZoneStore
   subdomains: SubdomainStore

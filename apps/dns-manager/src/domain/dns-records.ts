@@ -72,22 +72,28 @@ function findMutable(records: RecordRow[], id: number): RecordRow {
   return r
 }
 
-export async function listRecords(
-  deps: ReadDeps,
+/** A page of a subdomain's records; kept in the views cache until a write. */
+export function listRecords(
+  deps: ReadDeps & Pick<DomainDeps, 'views'>,
   p: Principal,
   input: Page & { subdomain_id: number; type?: RecordType | undefined; name?: string | undefined },
 ) {
   const limit = input.per_page ?? PER_PAGE_DEFAULT
-  const own = await deps.records.listOwnRecords(p.accountId, input.subdomain_id, afterId(input.cursor))
-  if (!own) throw subdomainNotFound(input.subdomain_id)
-  const rows = own
-    .map(confirmedView)
-    .filter((r): r is RecordView => r !== null)
-    .filter(
-      (r) => (!input.type || r.type === input.type) && (!input.name || r.name === input.name.toLowerCase()),
-    )
-  const page = rows.slice(0, limit)
-  return { dns_records: page, next_cursor: rows.length > limit ? cursorOf(page.at(-1)?.id) : null }
+  const after = afterId(input.cursor)
+  const name = input.name?.toLowerCase()
+  const key = `records ${input.subdomain_id} ${after} ${limit} ${JSON.stringify([input.type, name])}`
+  return deps.views.read(p.accountId, p.viewToken ?? null, key, async () => {
+    const own = await deps.records.listOwnRecords(p.accountId, input.subdomain_id, after)
+    if (!own) throw subdomainNotFound(input.subdomain_id)
+    const rows = own
+      .map(confirmedView)
+      .filter((r): r is RecordView => r !== null)
+      .filter((r) => (!input.type || r.type === input.type) && (!name || r.name === name))
+    const page = rows.slice(0, limit)
+    return {
+      value: { dns_records: page, next_cursor: rows.length > limit ? cursorOf(page.at(-1)?.id) : null },
+    }
+  })
 }
 
 export async function getRecord(deps: ReadDeps, p: Principal, input: { subdomain_id: number; id: number }) {

@@ -136,6 +136,36 @@ export interface CredentialLookup {
   find(publicKey: string, readAhead: ReadAhead): Promise<CredentialWithAccount | null>
   /** Records use (at most once a minute per credential); a cached copy learns the time as well. */
   touch(found: CredentialWithAccount, now: Date): Promise<void>
+  /**
+   * The account's version tokens as `readAhead` brought them, when they may vouch for what this
+   * request reads from the database after them (the same tokens vouch for the principal): null
+   * when nothing read now may be cached (no tokens, kv unreadable or restarted since, no cache).
+   */
+  vouchedToken(readAhead: ReadAhead): string | null
+}
+
+/** What the account's views cache says of a value: when it stops being true on its own (ms), if ever. */
+export interface ViewLoad<T> {
+  value: T
+  /** Epoch ms after which the value is out of date without any write (a subdomain's status turns). */
+  validUntil?: number
+}
+
+/**
+ * The answers of an account's reads (its quota, pages of subdomains and records), kept per
+ * process under the account's version token (store/view-cache.ts): every committed change to
+ * what they show replaces that token before it is answered (PRINCIPAL_CHANGES), so a replica
+ * whose request read the new token reads the database again. A cached value is frozen and shared
+ * by every request that reads it.
+ */
+export interface ViewCache {
+  read<T extends object>(
+    accountId: string,
+    /** The principal's vouched token (null: read and answer, cache nothing). */
+    token: string | null,
+    key: string,
+    load: () => Promise<ViewLoad<T>>,
+  ): Promise<T>
 }
 
 export interface CredentialStore {
@@ -258,6 +288,8 @@ export interface RecordStore {
    * write back that took longer than PENDING_TIMEOUT_MS.
    */
   settleRecords(recordIds: number[], outcome: 'confirm' | 'rollback'): Promise<number>
+  /** The accounts holding these records (read before a settle, which may delete them). */
+  accountsOfRecords(recordIds: number[]): Promise<string[]>
   stalePending(before: Date, limit?: number): Promise<RecordRow[]>
 }
 

@@ -8,11 +8,12 @@ import type { DomainDeps, DomainSettings, DriftObserver } from './deps.ts'
 import * as dnsRecords from './dns-records.ts'
 import * as dyndns from './dyndns.ts'
 import type { FailedSecretGuard } from './failed-secrets.ts'
-import type { CredentialLookup, Stores } from './ports.ts'
+import type { CredentialLookup, Stores, ViewCache } from './ports.ts'
 import type { DnsProvider } from './provider.ts'
 import * as subdomains from './subdomains.ts'
 import * as reconcile from './reconcile.ts'
 import * as system from './system.ts'
+import { uncachedViews } from './views.ts'
 
 export { issueCredential } from './credentials.ts'
 export { type DomainSettings, PER_PAGE_DEFAULT, PER_PAGE_MAX, VERSION } from './deps.ts'
@@ -36,6 +37,8 @@ export function createDnsService(deps: {
   guard: FailedSecretGuard
   /** Defaults to the store itself, uncached. */
   lookup?: CredentialLookup
+  /** Defaults to none (every read from the store); only sound with `lookup`'s version tokens. */
+  views?: ViewCache
   /** Defaults to nothing (tests); the app counts repairs and schedules the repair job. */
   drift?: DriftObserver
 }) {
@@ -45,6 +48,7 @@ export function createDnsService(deps: {
   const d: DomainDeps = {
     accounts: repo,
     lookup: deps.lookup ?? accounts.uncachedLookup(repo),
+    views: deps.views ?? uncachedViews,
     credentials: repo,
     zones: repo,
     subdomains: repo,

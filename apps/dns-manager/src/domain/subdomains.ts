@@ -5,7 +5,16 @@ import { MAX_NAME_LENGTH, normaliseLabel } from './names.ts'
 import type { RecordFields, SubdomainListRow, SubdomainRow, ZoneRow } from './ports.ts'
 import { bindZoneFile, bindZoneFileInRoot } from './records.ts'
 import { releaseSubdomain, type SyncDeps } from './sync.ts'
-import { addYears, afterId, asValues, cursorOf, iso, type Page, subdomainView } from './views.ts'
+import {
+  addYears,
+  afterId,
+  asValues,
+  cursorOf,
+  iso,
+  type Page,
+  statusTurnsAt,
+  subdomainView,
+} from './views.ts'
 
 type SubdomainDeps = Pick<DomainDeps, 'subdomains' | 'clock' | 'settings'>
 
@@ -25,23 +34,34 @@ export const subdomainNotFound = (id: number) =>
 const view = (deps: Pick<DomainDeps, 'clock' | 'settings'>, s: SubdomainListRow) =>
   subdomainView(s, deps.clock.now(), deps.settings.graceDays)
 
-export async function listSubdomains(
-  deps: SubdomainDeps,
+/** A page of the account's subdomains; kept in the views cache until a write, or a status turns. */
+export function listSubdomains(
+  deps: SubdomainDeps & Pick<DomainDeps, 'views'>,
   p: Principal,
   input: Page & { rootdomain?: string | undefined; search?: string | undefined },
 ) {
   const limit = input.per_page ?? PER_PAGE_DEFAULT
-  const rows = await deps.subdomains.listSubdomains(p.accountId, {
+  const options = {
     afterId: afterId(input.cursor),
     limit: limit + 1,
     rootdomain: input.rootdomain?.toLowerCase(),
     search: input.search?.toLowerCase(),
-  })
-  const page = rows.slice(0, limit)
-  return {
-    subdomains: page.map((s) => view(deps, s)),
-    next_cursor: rows.length > limit ? cursorOf(page.at(-1)?.id) : null,
   }
+  const key = `subdomains ${options.afterId} ${limit} ${JSON.stringify([options.rootdomain, options.search])}`
+  return deps.views.read(p.accountId, p.viewToken ?? null, key, async () => {
+    const rows = await deps.subdomains.listSubdomains(p.accountId, options)
+    const page = rows.slice(0, limit)
+    const now = deps.clock.now()
+    let validUntil = Infinity
+    for (const s of page) validUntil = Math.min(validUntil, statusTurnsAt(s, now, deps.settings.graceDays))
+    return {
+      value: {
+        subdomains: page.map((s) => subdomainView(s, now, deps.settings.graceDays)),
+        next_cursor: rows.length > limit ? cursorOf(page.at(-1)?.id) : null,
+      },
+      validUntil,
+    }
+  })
 }
 
 export async function getSubdomain(deps: SubdomainDeps, p: Principal, input: { id: number }) {

@@ -1,7 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
 import { isoString } from '@quartet/core/time-text'
 import { DAY_MS } from './deps.ts'
-import type { RecordFields, RecordRow, SubdomainListRow } from './ports.ts'
+import type { RecordFields, RecordRow, SubdomainListRow, ViewCache } from './ports.ts'
 import type { RecordType, RecordValues } from './records.ts'
 
 /** What clients see of subdomains and records, and the pagination every list shares. */
@@ -56,6 +56,27 @@ export function statusOf(
   if (s.neverExpires || !s.expiresAt || now < s.expiresAt) return 'active'
   if (now.getTime() < s.expiresAt.getTime() + graceDays * DAY_MS) return 'grace'
   return 'suspended' // grace is over; the sweeper releases it
+}
+
+/**
+ * When `statusOf` next gives another answer for this row without any write (epoch ms): at expiry,
+ * and when grace ends. Infinity when never.
+ */
+export function statusTurnsAt(
+  s: Pick<SubdomainListRow, 'suspended' | 'neverExpires' | 'expiresAt'>,
+  now: Date,
+  graceDays: number,
+): number {
+  if (s.suspended || s.neverExpires || !s.expiresAt) return Infinity
+  const expires = s.expiresAt.getTime()
+  if (now.getTime() < expires) return expires
+  const graceEnds = expires + graceDays * DAY_MS
+  return now.getTime() < graceEnds ? graceEnds : Infinity
+}
+
+/** No views cache: every read goes to the database (tests, and the memory kv). */
+export const uncachedViews: ViewCache = {
+  read: async (_accountId, _token, _key, load) => (await load()).value,
 }
 
 export function subdomainView(s: SubdomainListRow, now: Date, graceDays: number): SubdomainView {

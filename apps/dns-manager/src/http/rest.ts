@@ -1,6 +1,7 @@
 import { setRateLimitHeaders } from '@quartet/core/rate-limit'
 import { ApiError } from '@quartet/core/errors'
-import type { HotRoute } from '@quartet/core/http'
+import { HotAnswer, type HotRoute } from '@quartet/core/http'
+import { jsonBytesOf, jsonWithHead } from '@quartet/core/json-text'
 import { requestIp } from '@quartet/core/log'
 import { Router, type Request, type RequestHandler } from 'express'
 import type { Principal } from '../domain/service.ts'
@@ -72,6 +73,9 @@ export function restHotRoutes(
           const principal = await pipeline.authenticate(req.headers, requestIp(req))
           setRateLimitHeaders(headers, await pipeline.spend(principal))
           const output = await pipeline.run(op, principal, { ...params })
+          // A cached view carries its JSON bytes: spliced in, not serialised again.
+          if (jsonBytesOf(output) !== undefined)
+            return new HotAnswer(200, undefined, jsonWithHead({ success: true }, output as object))
           return { success: true, ...(output as object) }
         },
       })

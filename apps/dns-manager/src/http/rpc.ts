@@ -1,6 +1,7 @@
 import { ApiError, errorAnswer, renderJsonRpcError, statusOf, toApiError } from '@quartet/core/errors'
 import type { ErrorCode } from '@quartet/core/errors'
 import { HotAnswer, type HeaderSink, type HotRoute } from '@quartet/core/http'
+import { jsonBytesOf } from '@quartet/core/json-text'
 import { type Logger, requestIp } from '@quartet/core/log'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -274,7 +275,8 @@ export function rpcHotRoutes(
   const handle = createRpcHandler(operations, pipeline, options)
   const answer = (headers: HeaderSink, a: RpcHttpAnswer) => {
     for (const [name, value] of Object.entries(a.headers)) headers.setHeader(name, value)
-    return new HotAnswer(a.status, a.body)
+    const bytes = rpcBytes(a.body)
+    return bytes === undefined ? new HotAnswer(a.status, a.body) : new HotAnswer(a.status, undefined, bytes)
   }
   return prefixes.map((prefix) => ({
     path: `${prefix}/rpc`,
@@ -298,6 +300,31 @@ export function rpcHotRoutes(
       return answer(headers, rpcBodyErrorAnswer(err, req))
     },
   }))
+}
+
+/**
+ * The UTF-8 JSON of an answer whose results include cached views (they carry their bytes), with
+ * those bytes spliced in: what JSON.stringify writes, without serialising or encoding the rows
+ * again. Undefined when no result has kept bytes.
+ */
+function rpcBytes(body: unknown): Buffer | undefined {
+  const responses = (Array.isArray(body) ? body : [body]) as RpcResponse[]
+  if (!responses.some((r) => jsonBytesOf(r?.result) !== undefined)) return undefined
+  const parts: Buffer[] = []
+  let text = Array.isArray(body) ? '[' : ''
+  responses.forEach((r, i) => {
+    if (i > 0) text += ','
+    const kept = r.error === undefined ? jsonBytesOf(r.result) : undefined
+    if (kept === undefined) text += JSON.stringify(r)
+    else {
+      // The key order of the responses handleCall makes: jsonrpc, id, result.
+      parts.push(Buffer.from(`${text}{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":`), kept)
+      text = '}'
+    }
+  })
+  if (Array.isArray(body)) text += ']'
+  parts.push(Buffer.from(text))
+  return Buffer.concat(parts)
 }
 
 /**

@@ -3,11 +3,12 @@ import type { KeyValueStore } from '@quartet/core/kv'
 import type { CredentialLookup, CredentialWithAccount, ReadAhead, Stores } from '../domain/ports.ts'
 
 /**
- * Version tokens of principals, in kv: every committed change to a credential or to its account
+ * Version tokens of accounts, in kv: every committed change to a credential or to its account
  * (secret regenerated, credential deleted, API access switched, IP allow list, quota, balance,
- * scope) gives the account a new random token before the change is answered, so a process that
- * cached the account's credentials under the old token sees that they are out of date on its
- * next request, whichever replica, job or CLI run made the change. One more token, for every
+ * scope), or to what the account's views show (its subdomains and records), gives the account a
+ * new random token before the change is answered, so a process that cached the account's
+ * credentials or views under the old token sees that they are out of date on its next request,
+ * whichever replica, job or CLI run made the change. One more token, for every
  * account at once, is there for changes that are not one account's.
  *
  * Why a cached principal is never older than a change the caller could know about: a reader
@@ -138,6 +139,10 @@ export function cachedCredentialLookup(
       return found
     },
 
+    vouchedToken(readAhead) {
+      return readAhead !== 'unreadable' && readAhead.askedAt > lostAt ? tokenOf(readAhead.values) : null
+    },
+
     async touch(found, now) {
       await accounts.touchCredential(found.credential.id, now)
       // The copy other requests share learns it too, or every request would write it again.
@@ -149,18 +154,25 @@ export function cachedCredentialLookup(
 }
 
 /**
- * For every store call: which accounts' principals it may have changed, from its arguments
- * (and result, or a read made before it). `null`: it changes nothing a principal holds.
- * Exhaustive over the stores, so a new store method does not typecheck until someone decides
- * whether it changes a credential or an account: the table is where that decision is written.
+ * For every store call: which accounts it may have changed, for their principals (credentials,
+ * the account row) or their views (quota count, subdomain and record pages: store/view-cache.ts),
+ * from its arguments (and result, or a read made before it). `null`: it changes nothing either
+ * holds. Exhaustive over the stores, so a new store method does not typecheck until someone
+ * decides whether it changes what an account's cached copies hold: the table is where that
+ * decision is written.
  */
 type Rule<K extends keyof Stores> = Stores[K] extends (...args: infer A) => Promise<infer R>
   ? {
-      /** Read before the call (for a row the call removes). */
-      before?: (inner: Stores, args: A) => Promise<string | null>
-      accounts: (args: A, result: R, before: string | null) => Array<string | null | undefined> | 'all'
+      /** Read before the call (the accounts of rows the call removes). */
+      before?: (inner: Stores, args: A) => Promise<string[]>
+      accounts: (args: A, result: R, before: string[]) => Array<string | null | undefined> | 'all'
     } | null
   : never
+
+const accountOfSubdomain = async (inner: Stores, id: number): Promise<string[]> => {
+  const s = await inner.getSubdomain(null, id)
+  return s ? [s.accountId] : []
+}
 
 export const PRINCIPAL_CHANGES: { [K in keyof Stores]-?: Rule<K> } = {
   ping: null,
@@ -185,27 +197,29 @@ export const PRINCIPAL_CHANGES: { [K in keyof Stores]-?: Rule<K> } = {
   listZones: null,
   findZone: null,
   upsertZone: null,
-  // subdomains: creating and renewing charge the balance
+  // subdomains: creating and renewing charge the balance, and every change below shows in the
+  // account's pages (a row's updated_at moves with its DNS version)
   createSubdomain: { accounts: ([input], outcome) => [outcome.ok ? input.accountId : null] },
   getSubdomain: null,
   findSubdomainByName: null,
   listSubdomains: null,
   renewSubdomain: { accounts: ([accountId], renewed) => [renewed && accountId] },
-  beginRelease: null,
-  // the row goes, and the scoped credentials of the subdomain with it (ON DELETE CASCADE)
-  finishRelease: {
-    before: async (inner, [id]) => (await inner.getSubdomain(null, id))?.accountId ?? null,
-    accounts: (_args, _result, accountId) => [accountId],
+  beginRelease: {
+    accounts: (_args, begun) => [typeof begun === 'object' && begun ? begun.subdomain.accountId : null],
   },
-  abortRelease: null,
+  // the row goes, and the scoped credentials of the subdomain with it (ON DELETE CASCADE)
+  finishRelease: { before: async (inner, [id]) => accountOfSubdomain(inner, id), accounts: (_a, _r, b) => b },
+  abortRelease: { before: async (inner, [id]) => accountOfSubdomain(inner, id), accounts: (_a, _r, b) => b },
   staleReleasing: null,
   expiredBefore: null,
-  // records, convergence, leases, audit: nothing a principal holds
+  // records: the pages show them; convergence, leases, audit: nothing either cache holds
   listRecords: null,
   listOwnRecords: null,
   getRecord: null,
-  beginRecordChange: null,
-  settleRecords: null,
+  beginRecordChange: { accounts: ([accountId], begun) => [begun && accountId] },
+  // a confirm deletes the rows of pending deletes: their accounts are read first
+  settleRecords: { before: (inner, [ids]) => inner.accountsOfRecords(ids), accounts: (_a, _r, b) => b },
+  accountsOfRecords: null,
   stalePending: null,
   desiredRRsets: null,
   ownerStamps: null,
@@ -248,17 +262,17 @@ export function versionedStores(
   const wrapped: Record<string, unknown> = { ...inner }
   for (const name of Object.keys(PRINCIPAL_CHANGES) as Array<keyof Stores>) {
     const rule = PRINCIPAL_CHANGES[name] as {
-      before?: (inner: Stores, args: unknown[]) => Promise<string | null>
+      before?: (inner: Stores, args: unknown[]) => Promise<string[]>
       accounts: (
         args: unknown[],
         result: unknown,
-        before: string | null,
+        before: string[],
       ) => Array<string | null | undefined> | 'all'
     } | null
     if (!rule) continue
     const call = (inner[name] as (...args: unknown[]) => Promise<unknown>).bind(inner)
     wrapped[name] = async (...args: unknown[]) => {
-      const before = rule.before ? await rule.before(inner, args) : null
+      const before = rule.before ? await rule.before(inner, args) : []
       const result = await call(...args)
       const changed = rule.accounts(args, result, before)
       if (changed === 'all') await versions.bumpAll().catch((err: unknown) => onBumpFailed(err, 'all'))

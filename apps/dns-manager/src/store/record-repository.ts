@@ -129,6 +129,16 @@ export function createRecordRepository(db: Db, schema: string): RecordStore {
         outcome === 'confirm' ? confirmRows(tx, recordIds) : rollbackRows(tx, recordIds),
       )
     },
+    async accountsOfRecords(recordIds) {
+      if (recordIds.length === 0) return []
+      const { rows } = await pool.query<{ accountId: string }>(
+        `SELECT DISTINCT s.account_id AS "accountId"
+           FROM ${q}."dns_record" r JOIN ${q}."subdomain" s ON s.id = r.subdomain_id
+          WHERE r.id = ANY($1::int[])`,
+        [recordIds],
+      )
+      return rows.map((row) => row.accountId)
+    },
     async stalePending(before, limit = 100) {
       const rows = await db.dnsRecord.findMany({
         where: { state: { not: 'active' }, pendingSince: { lt: before } },

@@ -1,0 +1,75 @@
+import { freezeWithJson, jsonBytesOf } from '@quartet/core/json-text'
+import type { ViewCache, ViewLoad } from '../domain/ports.ts'
+
+export interface ViewCacheOptions {
+  /** How long a value may serve at most, in ms (PRINCIPAL_CACHE_MAX_AGE_MS, as for principals). */
+  maxAgeMs: number
+  /** How many bytes of JSON (and as much again for the values) the process keeps at most; the least recently used go first. */
+  maxBytes?: number
+  /** Milliseconds now (the app's clock, so tests can age entries and turn statuses). */
+  now: () => number
+}
+
+interface Entry {
+  token: string
+  cachedAt: number
+  validUntil: number
+  value: object
+  bytes: number
+}
+
+/**
+ * The account views cache (ports.ts, ViewCache): per process, each value under the version token
+ * its request read before it read the database, the way principals are cached
+ * (principal-cache.ts; the same token, replaced by every committed change to what the account's
+ * views show). A value is used while the request's token is the one it was cached under, it is
+ * younger than `maxAgeMs`, and its own time has not run out (`validUntil`: a page of subdomains
+ * stops being true when one of them expires). Values are frozen and carry their JSON bytes, so a
+ * hit costs neither a query nor serialising and encoding the rows again.
+ */
+export function cachedViews(options: ViewCacheOptions): ViewCache {
+  const maxBytes = options.maxBytes ?? 8 * 1024 * 1024
+  const entries = new Map<string, Entry>()
+  let bytes = 0
+  const drop = (key: string, entry: Entry) => {
+    entries.delete(key)
+    bytes -= entry.bytes
+  }
+
+  return {
+    async read<T extends object>(
+      accountId: string,
+      token: string | null,
+      key: string,
+      load: () => Promise<ViewLoad<T>>,
+    ): Promise<T> {
+      if (token === null) return (await load()).value
+      const id = `${accountId} ${key}`
+      const entry = entries.get(id)
+      const now = options.now()
+      if (entry) {
+        if (entry.token === token && now - entry.cachedAt < options.maxAgeMs && now < entry.validUntil) {
+          // Most recently used last, so the first key is the one to let go.
+          entries.delete(id)
+          entries.set(id, entry)
+          return entry.value as T
+        }
+        drop(id, entry)
+      }
+      const { value, validUntil = Infinity } = await load()
+      freezeWithJson(value)
+      // The kept bytes, and about as much again for the objects and the key.
+      const size = 2 * jsonBytesOf(value)!.length + 2 * id.length
+      if (size > maxBytes / 16) return value
+      const current = entries.get(id)
+      if (current) drop(id, current)
+      entries.set(id, { token, cachedAt: now, validUntil, value, bytes: size })
+      bytes += size
+      for (const [oldest, old] of entries) {
+        if (bytes <= maxBytes) break
+        drop(oldest, old)
+      }
+      return value
+    },
+  }
+}

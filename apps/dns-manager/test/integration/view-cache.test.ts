@@ -1,0 +1,286 @@
+import { type Clock, fixedClock } from '@quartet/core/clock'
+import { quoteIdent } from '@quartet/core/db'
+import { RedisKeyValueStore } from '@quartet/core/kv'
+import { type OwnRedis, silentLogger, startOwnRedis, uniqueName } from '@quartet/core/testing'
+import { buildDnsManager } from '../../src/app.ts'
+import type { DnsProvider } from '../../src/domain/provider.ts'
+import { databaseProvider } from '../../src/providers/database.ts'
+import { createDb, type Db } from '../../src/store/db.ts'
+import { addZone, createAccount, type TestAccount, testConfig, unique, useDeps } from '../helpers.ts'
+import { listen } from '../support/hot-parity.ts'
+
+/**
+ * The account views cache (store/view-cache.ts) with two replicas sharing one Redis: the quota,
+ * pages of subdomains and pages of records are kept per process under the account's version
+ * token, and a write through either replica shows on the other's very next read, in every call
+ * style, on the hot path and through express alike; a page whose subdomain expires turns without
+ * any write. A third replica, without the cache, answers every read from the database: the cached
+ * answers must be its answers, byte for byte.
+ */
+const deps = useDeps()
+jest.setTimeout(60_000)
+const DAY = 86_400_000
+
+let redis: OwnRedis
+let prefix: string
+const kvs: RedisKeyValueStore[] = []
+const dbs: Db[] = []
+const servers: Array<{ close: () => Promise<void> }> = []
+
+beforeAll(async () => {
+  redis = await startOwnRedis()
+  prefix = `${uniqueName('views')}:`
+})
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()))
+  await Promise.all(kvs.map((kv) => kv.close()))
+  await Promise.all(dbs.map((db) => db.$disconnect()))
+  await redis.stop()
+})
+
+type Replica = (path: string, account: Pick<TestAccount, 'headers'>, init?: RequestInit) => Promise<Response>
+
+/** One replica on a port of its own (so the hot routes answer), its own pool and Redis connection. */
+async function replica(
+  options: { cache?: boolean; clock?: Clock; provider?: DnsProvider } = {},
+): Promise<Replica> {
+  const kv = RedisKeyValueStore.connect(redis.url, prefix, 5_000)
+  const db = createDb({ url: deps.database.url, schema: deps.database.schema, poolSize: 4 })
+  kvs.push(kv)
+  dbs.push(db)
+  const { app } = buildDnsManager({
+    config: testConfig(deps, { PRINCIPAL_CACHE_MAX_AGE_MS: '600000', RATE_LIMIT_PER_MINUTE: '100000' }),
+    logger: silentLogger(),
+    db,
+    kv,
+    cachePrincipals: options.cache ?? true,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.provider ? { provider: options.provider } : {}),
+  })
+  const server = await listen(app)
+  servers.push(server)
+  return (path, account, init = {}) =>
+    fetch(`${server.url}${path}`, {
+      ...init,
+      headers: {
+        ...account.headers,
+        ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...(init.headers ?? {}),
+      },
+    })
+}
+
+/** A JSON answer, read as the test expects it to be shaped (as supertest's `body`). */
+type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+const json = async (res: Promise<Response>): Promise<Json> => {
+  const r = await res
+  const body = (await r.json()) as Json
+  expect([r.status, r.status < 300 ? 'ok' : body]).toEqual([r.status, 'ok'])
+  return body
+}
+const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) })
+
+/** Enough reads for the replica to cache the principal (the first makes its token) and then the views. */
+async function warm(app: Replica, a: TestAccount, paths: string[]) {
+  for (let i = 0; i < 3; i++) for (const p of paths) await json(app(p, a))
+}
+
+const sql = (statement: string, ...values: unknown[]) =>
+  deps.db.$executeRawUnsafe(statement.replaceAll('$schema', quoteIdent(deps.database.schema)), ...values)
+
+async function accountWithSubdomain(app: Replica) {
+  const zone = `${unique('v')}.test`
+  await addZone(deps, zone)
+  const a = await createAccount(deps, { quota: 10 })
+  const made = await json(app('/rest/subdomains', a, post({ subdomain: 'home', rootdomain: zone })))
+  return { a, zone, id: made.subdomain.id as number }
+}
+
+describe('account views cache across two replicas sharing one Redis', () => {
+  let a: Replica
+  let b: Replica
+  let plain: Replica
+  beforeAll(async () => {
+    a = await replica()
+    b = await replica()
+    plain = await replica({ cache: false })
+  })
+
+  it('when a page is cached, then a change around the service (SQL) is not seen, and a record written on the other replica is seen on the next read', async () => {
+    const { a: acct, id } = await accountWithSubdomain(a)
+    const records = `/rest/subdomains/${id}/records`
+    await warm(b, acct, [records])
+
+    // Proves the cache serves: the database holds a record the replica's page does not show.
+    await sql(
+      `INSERT INTO $schema."dns_record" (subdomain_id, name, type, content, ttl, state, created_at, updated_at)
+       VALUES ($1, 'sql', 'TXT', 'by hand', 3600, 'active', now(), now())`,
+      id,
+    )
+    expect((await json(b(records, acct))).dns_records).toEqual([])
+
+    const created = await json(a(records, acct, post({ type: 'A', name: 'www', content: '8.8.8.8' })))
+    const names = (body: Json) => body.dns_records.map((r: { name: string }) => r.name)
+    expect(names(await json(b(records, acct)))).toEqual(['sql', 'www'])
+    // Through express as well (a query string), and through JSON-RPC and GraphQL.
+    expect(names(await json(b(`${records}?per_page=50`, acct)))).toEqual(['sql', 'www'])
+
+    await json(
+      a(`${records}/${created.dns_record.id}`, acct, {
+        method: 'PATCH',
+        body: JSON.stringify({ content: '8.8.4.4' }),
+      }),
+    )
+    const rpc = await json(
+      b(
+        '/rpc',
+        acct,
+        post({ jsonrpc: '2.0', id: 1, method: 'dns_records.list', params: { subdomain_id: id } }),
+      ),
+    )
+    expect(rpc.result.dns_records.find((r: { name: string }) => r.name === 'www').content).toBe('8.8.4.4')
+
+    await json(a(`${records}/${created.dns_record.id}`, acct, { method: 'DELETE' }))
+    const gql = await json(
+      b('/graphql', acct, post({ query: `{ dnsRecords(subdomain_id: ${id}) { dns_records { name } } }` })),
+    )
+    expect(gql.data.dnsRecords.dns_records).toEqual([{ name: 'sql' }])
+  })
+
+  it('when subdomains are created, renewed and deleted on one replica, then the other replica’s page and quota show each on its next read', async () => {
+    const { a: acct, zone, id } = await accountWithSubdomain(a)
+    await warm(b, acct, ['/rest/subdomains', '/rest/quota'])
+    for (let i = 0; i < 2; i++) await json(b('/rest/auth/verify', acct, { method: 'POST' }))
+
+    const second = await json(a('/rest/subdomains', acct, post({ subdomain: 'shop', rootdomain: zone })))
+    const page = await json(b('/rest/subdomains', acct))
+    expect(page.subdomains.map((s: { id: number }) => s.id)).toEqual([id, second.subdomain.id])
+    expect((await json(b('/rest/quota', acct))).quota.used).toBe(2)
+    expect((await json(b('/rest/auth/verify', acct, { method: 'POST' }))).account.quota.used).toBe(2)
+
+    // A renewal moves expires_at (the renewal window is opened by moving the expiry by SQL, then
+    // the replica is made to read again by the renewal itself).
+    await sql(`UPDATE $schema."subdomain" SET expires_at = now() + interval '10 days' WHERE id = $1`, id)
+    const renewed = await json(a(`/rest/subdomains/${id}/renew`, acct, post({})))
+    const after = await json(b('/rest/subdomains', acct))
+    expect(after.subdomains[0].expires_at).toBe(renewed.subdomain.expires_at)
+
+    await json(b(`/rest/subdomains/${second.subdomain.id}`, acct, { method: 'DELETE' }))
+    expect((await json(a('/rest/subdomains', acct))).subdomains.map((s: { id: number }) => s.id)).toEqual([
+      id,
+    ])
+    expect((await json(a('/rest/quota', acct))).quota.used).toBe(1)
+  })
+
+  it('when the other replica reads while a write is at the upstream, then the write’s confirmation reaches its next read', async () => {
+    const real = databaseProvider()
+    let during: (() => Promise<void>) | null = null
+    const slow = await replica({
+      provider: {
+        ...real,
+        kind: real.kind,
+        applyRRsets: async (zone, rrsets) => {
+          const hook = during
+          during = null
+          if (hook) await hook()
+          return real.applyRRsets(zone, rrsets)
+        },
+      },
+    })
+    const { a: acct, id } = await accountWithSubdomain(slow)
+    const records = `/rest/subdomains/${id}/records`
+    await warm(b, acct, [records])
+    // The record is pending while the upstream call runs: the page read now (and kept) shows none.
+    during = async () => {
+      for (let i = 0; i < 2; i++) expect((await json(b(records, acct))).dns_records).toEqual([])
+    }
+    await json(slow(records, acct, post({ type: 'A', name: 'www', content: '8.8.8.8' })))
+    expect(during).toBeNull()
+    expect((await json(b(records, acct))).dns_records.map((r: { name: string }) => r.name)).toEqual(['www'])
+  })
+
+  it('when reads race a write, then every read after the write was answered shows it', async () => {
+    const { a: acct, id } = await accountWithSubdomain(a)
+    const records = `/rest/subdomains/${id}/records`
+    await warm(b, acct, [records])
+    for (let round = 0; round < 5; round++) {
+      const reads = Array.from({ length: 20 }, () => json(b(records, acct)))
+      await json(a(records, acct, post({ type: 'TXT', name: `r${round}`, content: `round ${round}` })))
+      await Promise.all(reads)
+      const next = await Promise.all(Array.from({ length: 10 }, () => json(b(records, acct))))
+      for (const body of next) expect(body.dns_records).toHaveLength(round + 1)
+    }
+  })
+
+  it('when cached, then every call style answers byte for byte what a replica without the cache answers', async () => {
+    const { a: acct, zone, id } = await accountWithSubdomain(a)
+    await json(a('/rest/subdomains', acct, post({ subdomain: 'two', rootdomain: zone })))
+    await json(a(`/rest/subdomains/${id}/records`, acct, post({ type: 'A', content: '1.1.1.1' })))
+    const requests: Array<[string, RequestInit?]> = [
+      ['/rest/quota'],
+      ['/rest/auth/verify', { method: 'POST' }],
+      ['/rest/subdomains'],
+      [`/rest/subdomains/${id}/records`],
+      ['/rpc', post({ jsonrpc: '2.0', id: 'q', method: 'quota.get' })],
+      [
+        '/rpc',
+        post([
+          { jsonrpc: '2.0', id: 1, method: 'quota.get' },
+          { jsonrpc: '2.0', id: 2, method: 'subdomains.list', params: {} },
+          { jsonrpc: '2.0', id: 3, method: 'dns_records.list', params: { subdomain_id: id } },
+          { jsonrpc: '2.0', id: 4, method: 'dns_records.list', params: { subdomain_id: 999999999 } },
+          { jsonrpc: '2.0', method: 'quota.get' },
+        ]),
+      ],
+      [
+        '/graphql',
+        post({
+          query:
+            '{ quota { quota { used total available } balance_cents } subdomains { subdomains { id full_domain status expires_at } next_cursor } }',
+        }),
+      ],
+    ]
+    for (const [path, init] of requests) {
+      const texts = []
+      // One request id for all, so the answers (errors carry it) can be compared whole.
+      const same = { ...init, headers: { 'X-Request-Id': 'view-cache-parity' } }
+      for (let i = 0; i < 3; i++) texts.push(await (await b(path, acct, same)).text())
+      const expected = await (await plain(path, acct, same)).text()
+      expect(texts).toEqual([expected, expected, expected])
+    }
+  })
+})
+
+describe('a cached page of subdomains and the clock', () => {
+  it('when a subdomain on a cached page expires, and later its grace ends, then the page turns with no write', async () => {
+    const clock = fixedClock('2030-01-01T00:00:00.000Z')
+    const app = await replica({ clock })
+    const { a: acct, id } = await accountWithSubdomain(app)
+    const status = async () =>
+      (await json(app('/rest/subdomains', acct))).subdomains.find((s: { id: number }) => s.id === id)
+        .status as string
+    /** Moves the expiry by SQL, then makes the replicas read again through a write (a record). */
+    let n = 0
+    const expireAt = async (at: number) => {
+      await sql(`UPDATE $schema."subdomain" SET expires_at = $2 WHERE id = $1`, id, new Date(at))
+      await json(
+        app(`/rest/subdomains/${id}/records`, acct, post({ type: 'TXT', name: `t${n++}`, content: 'x' })),
+      )
+    }
+    const now = clock.now().getTime()
+
+    // Within the cache's maximum age (10 min here), so only the page's own time can turn it.
+    await expireAt(now + 60_000)
+    await warm(app, acct, ['/rest/subdomains'])
+    clock.set(new Date(now + 59_999))
+    expect(await status()).toBe('active')
+    clock.set(new Date(now + 60_000))
+    expect(await status()).toBe('grace')
+
+    await expireAt(now + 60_000 - 45 * DAY + 60_000)
+    await warm(app, acct, ['/rest/subdomains'])
+    expect(await status()).toBe('grace')
+    clock.set(new Date(now + 120_000))
+    expect(await status()).toBe('suspended')
+  })
+})
