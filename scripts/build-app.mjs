@@ -2,7 +2,7 @@
 // Bundles an app's entry points (src/main.ts, src/cli.ts) with @quartet/core and every dependency
 // into dist/, so a container needs dist/ and prisma/migrations/ but no node_modules.
 import { build } from 'esbuild'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { builtinModules, createRequire } from 'node:module'
 import path from 'node:path'
 
@@ -36,8 +36,34 @@ Object.defineProperty(module.exports, 'wasm', {
   },
 }
 
+/**
+ * A module named `*.chunk.ts` (under src/) is bundled into a file of its own, `dist/<name>.js`,
+ * and what requires it keeps a `require('./<name>.js')`: libraries only some instances load
+ * (pickup-share's S3 clients) stay out of main.js, whose whole source text V8 reads, parses and
+ * keeps at every start. The chunk carries its own copy of whatever it imports, so it should
+ * export libraries the rest of the bundle does not use, not app code.
+ */
+const chunkName = (file) => path.basename(file).replace(/\.chunk\.ts$/, '')
+const chunksApart = {
+  name: 'chunks-apart',
+  setup(b) {
+    b.onResolve({ filter: /\.chunk\.ts$/ }, (args) =>
+      args.kind === 'entry-point' ? undefined : { path: `./${chunkName(args.path)}.js`, external: true },
+    )
+  },
+}
+
 const appDir = process.cwd()
-const entryPoints = ['src/main.ts', 'src/cli.ts'].filter((f) => existsSync(path.join(appDir, f)))
+const chunks = readdirSync(path.join(appDir, 'src'), { recursive: true })
+  .map(String)
+  .filter((f) => f.endsWith('.chunk.ts'))
+  .map((f) => ({ in: path.join('src', f), out: chunkName(f) }))
+const entryPoints = [
+  ...['main', 'cli']
+    .filter((name) => existsSync(path.join(appDir, 'src', `${name}.ts`)))
+    .map((name) => ({ in: `src/${name}.ts`, out: name })),
+  ...chunks,
+]
 rmSync(path.join(appDir, 'dist'), { recursive: true, force: true })
 await build({
   entryPoints,
@@ -55,7 +81,7 @@ await build({
   logLevel: 'warning',
   // Optional native add-ons and dev-only embedded Postgres are never part of a service bundle.
   external: ['pg-native', '@electric-sql/pglite'],
-  plugins: [wasmBeside],
+  plugins: [wasmBeside, chunksApart],
 })
 for (const [file, bytes] of wasmFiles) writeFileSync(path.join(appDir, 'dist', file), bytes)
 
@@ -65,7 +91,7 @@ for (const [file, bytes] of wasmFiles) writeFileSync(path.join(appDir, 'dist', f
 // What is left outside ASCII is in comments, so it becomes '?' (one UTF-16 unit for one, so
 // source map columns stay right).
 for (const entry of entryPoints) {
-  const out = path.join(appDir, 'dist', `${path.basename(entry, '.ts')}.js`)
+  const out = path.join(appDir, 'dist', `${entry.out}.js`)
   const text = readFileSync(out, 'utf8')
   // esbuild leaves an import() it cannot resolve (a dependency not installed) outside the bundle
   // without a word; the service would then fail to load it, or load a second copy of what it
@@ -81,4 +107,4 @@ for (const entry of entryPoints) {
   }
   if (/[^\x00-\x7f]/.test(text)) writeFileSync(out, text.replace(/[^\x00-\x7f]/g, '?'))
 }
-console.log(`built ${entryPoints.join(', ')} → dist/`)
+console.log(`built ${entryPoints.map((e) => e.in).join(', ')} → dist/`)

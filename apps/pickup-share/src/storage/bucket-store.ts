@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import type { Client } from 'minio'
+import type * as S3Libraries from './s3-libraries.chunk.ts'
 import type {
   ByteRange,
   IssueUploadInput,
@@ -42,10 +43,9 @@ export class BucketStore implements StorageDriver {
   constructor(readonly options: BucketStoreOptions) {
     const url = new URL(options.endpoint)
     const useSSL = url.protocol === 'https:'
-    // Loaded with the first bucket instance: a service without one never evaluates the client
-    // (with its XML, lodash and async dependencies; bench/memory).
+    // Loaded with the first bucket instance, from a file of its own (s3-libraries.chunk.ts).
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { Client: MinioClient } = require('minio') as { Client: typeof Client }
+    const { MinioClient } = require('./s3-libraries.chunk.ts') as typeof S3Libraries
     this.client = new MinioClient({
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : useSSL ? 443 : 80,

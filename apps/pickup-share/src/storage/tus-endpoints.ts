@@ -2,7 +2,6 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { FileStore } from '@tus/file-store'
-import type { S3Store } from '@tus/s3-store'
 import { MemoryLocker, Server } from '@tus/server'
 import { type DataStore, EVENTS, type Locker, type Upload } from '@tus/utils'
 import type { ResumableDataPort } from '../domain/ports.ts'
@@ -10,6 +9,7 @@ import type { StorageDriver } from '../domain/storage.ts'
 import type { Logger } from '@quartet/core/log'
 import { BlobStore } from './blob-store.ts'
 import { BucketStore } from './bucket-store.ts'
+import type * as S3Libraries from './s3-libraries.chunk.ts'
 
 /** Where tus keeps a blob instance's uploads while they arrive: a hidden folder the store never lists. */
 export const TUS_DIR = '.tus'
@@ -161,9 +161,10 @@ export class TusEndpoints implements ResumableDataPort {
       })
     if (driver instanceof BucketStore) {
       const o = driver.options
-      // The AWS SDK behind the tus S3 store is loaded with the first bucket upload, not at start.
+      // The AWS SDK behind the tus S3 store is loaded with the first bucket upload, not at start,
+      // from a file of its own (s3-libraries.chunk.ts).
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { S3Store: Store } = require('@tus/s3-store') as { S3Store: typeof S3Store }
+      const { S3Store: Store } = require('./s3-libraries.chunk.ts') as typeof S3Libraries
       return new Store({
         partSize: Math.max(this.d.s3PartSize ?? 8 * 1024 * 1024, 5 * 1024 * 1024),
         expirationPeriodInMilliseconds: this.d.expiryMs,

@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client.ts'
-import type { Db } from './db.ts'
+import { type Db, rawOf } from './db.ts'
 
 export interface InstanceRecord {
   id: string
@@ -16,6 +16,40 @@ export interface InstanceRecord {
 }
 
 type Row = Prisma.StoreInstanceGetPayload<object>
+
+/** A `store_instance` row as pg returns it (bigint as text, jsonb parsed, timestamptz as Date). */
+interface SqlRow {
+  id: string
+  kind: string
+  name: string
+  settings: unknown
+  quota_bytes: string | null
+  used_bytes: string
+  reserved_bytes: string
+  enabled: boolean
+  builtin: boolean
+  created_at: Date
+  updated_at: Date
+}
+
+const SQL_COLUMNS =
+  'id, kind, name, settings, quota_bytes, used_bytes, reserved_bytes, enabled, builtin, created_at, updated_at'
+
+function fromSql(row: SqlRow): InstanceRecord {
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    settings: (row.settings ?? {}) as Record<string, unknown>,
+    quotaBytes: row.quota_bytes === null ? null : Number(row.quota_bytes),
+    usedBytes: Number(row.used_bytes),
+    reservedBytes: Number(row.reserved_bytes),
+    enabled: row.enabled,
+    builtin: row.builtin,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
 
 function toRecord(row: Row): InstanceRecord {
   return {
@@ -42,7 +76,30 @@ function toRecord(row: Row): InstanceRecord {
 export class InstanceRepository {
   constructor(private readonly db: Db) {}
 
+  /**
+   * The reads of the start-up sync (ensureBuiltin's check, list) run as plain SQL on the pool
+   * under the client (rawOf) when there is one: through Prisma, the start of every process
+   * loaded and compiled its query compiler (WebAssembly) for them, about 7 MB of RSS that stayed
+   * (bench/memory), though the requests of a running service may never need Prisma.
+   */
+  private sql<R extends object>(
+    text: (table: string) => string,
+    values: unknown[] = [],
+  ): Promise<R[]> | null {
+    const raw = rawOf(this.db)
+    if (!raw) return null
+    return raw.pool.query<R>(text(`${raw.schema}.store_instance`), values).then((r) => r.rows)
+  }
+
+  private async exists(id: string): Promise<boolean> {
+    const viaSql = this.sql<{ id: string }>((t) => `SELECT id FROM ${t} WHERE id = $1`, [id])
+    if (viaSql) return (await viaSql).length > 0
+    return (await this.db.storeInstance.findUnique({ where: { id }, select: { id: true } })) !== null
+  }
+
   async list(): Promise<InstanceRecord[]> {
+    const viaSql = this.sql<SqlRow>((t) => `SELECT ${SQL_COLUMNS} FROM ${t} ORDER BY kind, name`)
+    if (viaSql) return (await viaSql).map(fromSql)
     const rows = await this.db.storeInstance.findMany({ orderBy: [{ kind: 'asc' }, { name: 'asc' }] })
     return rows.map(toRecord)
   }
@@ -62,7 +119,7 @@ export class InstanceRepository {
    * files shared and the permissions pending before instances existed.
    */
   async ensureBuiltin(i: { id: string; kind: string; name: string }): Promise<void> {
-    if (await this.db.storeInstance.findUnique({ where: { id: i.id }, select: { id: true } })) return
+    if (await this.exists(i.id)) return
     const [used, reserved] = await Promise.all([
       this.db.shareFile.aggregate({ where: { storeInstance: i.id }, _sum: { size: true } }),
       this.db.issuedUpload.aggregate({ where: { storeInstance: i.id, shareId: null }, _sum: { size: true } }),
