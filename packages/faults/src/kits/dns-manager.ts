@@ -110,7 +110,9 @@ export async function dnsManagerKit(stack: FaultStack): Promise<Kit> {
         everyMs: 300,
         next: () => ({ method: 'GET', path: '/rest/quota', headers: auth }),
         ok: restOk(200),
-        needs: { postgres: 'required', redis: 'none' },
+        // A quota kept in the views cache under a Redis token answers while Postgres is out: no
+        // write can commit then, so it is still the account's (PRINCIPAL_CACHE_MAX_AGE_MS at most).
+        needs: { postgres: 'optional', redis: 'none' },
         envelope: 'dns-rest',
       },
       {
@@ -141,7 +143,9 @@ export async function dnsManagerKit(stack: FaultStack): Promise<Kit> {
           body: json({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
         }),
         ok: (s) => s.status === 200 && (s.body as { result?: unknown })?.result !== undefined,
-        needs: { postgres: 'required', redis: 'none' },
+        // A quota kept in the views cache under a Redis token answers while Postgres is out: no
+        // write can commit then, so it is still the account's (PRINCIPAL_CACHE_MAX_AGE_MS at most).
+        needs: { postgres: 'optional', redis: 'none' },
         envelope: 'dns-rpc',
       },
       {
@@ -157,7 +161,9 @@ export async function dnsManagerKit(stack: FaultStack): Promise<Kit> {
           s.status === 200 &&
           !(s.body as { errors?: unknown })?.errors &&
           (s.body as { data?: { quota?: unknown } })?.data?.quota != null,
-        needs: { postgres: 'required', redis: 'none' },
+        // A quota kept in the views cache under a Redis token answers while Postgres is out: no
+        // write can commit then, so it is still the account's (PRINCIPAL_CACHE_MAX_AGE_MS at most).
+        needs: { postgres: 'optional', redis: 'none' },
         envelope: 'dns-graphql',
       },
       readinessProbe({ postgres: 'required', redis: 'optional' }),
