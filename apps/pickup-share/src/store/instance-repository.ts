@@ -15,41 +15,19 @@ export interface InstanceRecord {
   updatedAt: Date
 }
 
-type Row = Prisma.StoreInstanceGetPayload<object>
-
-/** A `store_instance` row as pg returns it (bigint as text, jsonb parsed, timestamptz as Date). */
-interface SqlRow {
-  id: string
-  kind: string
-  name: string
-  settings: unknown
-  quota_bytes: string | null
-  used_bytes: string
-  reserved_bytes: string
-  enabled: boolean
-  builtin: boolean
-  created_at: Date
-  updated_at: Date
+/**
+ * A `store_instance` row as Prisma returns it (bigints as bigint), or as the plain SQL of
+ * SQL_COLUMNS does (pg gives bigints as text): Number() reads both.
+ */
+type Row = Omit<Prisma.StoreInstanceGetPayload<object>, 'quotaBytes' | 'usedBytes' | 'reservedBytes'> & {
+  quotaBytes: bigint | string | null
+  usedBytes: bigint | string
+  reservedBytes: bigint | string
 }
 
-const SQL_COLUMNS =
-  'id, kind, name, settings, quota_bytes, used_bytes, reserved_bytes, enabled, builtin, created_at, updated_at'
-
-function fromSql(row: SqlRow): InstanceRecord {
-  return {
-    id: row.id,
-    kind: row.kind,
-    name: row.name,
-    settings: (row.settings ?? {}) as Record<string, unknown>,
-    quotaBytes: row.quota_bytes === null ? null : Number(row.quota_bytes),
-    usedBytes: Number(row.used_bytes),
-    reservedBytes: Number(row.reserved_bytes),
-    enabled: row.enabled,
-    builtin: row.builtin,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
+/** Prisma's field names, so toRecord maps either kind of row. */
+const SQL_COLUMNS = `id, kind, name, settings, quota_bytes AS "quotaBytes", used_bytes AS "usedBytes",
+  reserved_bytes AS "reservedBytes", enabled, builtin, created_at AS "createdAt", updated_at AS "updatedAt"`
 
 function toRecord(row: Row): InstanceRecord {
   return {
@@ -98,8 +76,8 @@ export class InstanceRepository {
   }
 
   async list(): Promise<InstanceRecord[]> {
-    const viaSql = this.sql<SqlRow>((t) => `SELECT ${SQL_COLUMNS} FROM ${t} ORDER BY kind, name`)
-    if (viaSql) return (await viaSql).map(fromSql)
+    const viaSql = this.sql<Row>((t) => `SELECT ${SQL_COLUMNS} FROM ${t} ORDER BY kind, name`)
+    if (viaSql) return (await viaSql).map(toRecord)
     const rows = await this.db.storeInstance.findMany({ orderBy: [{ kind: 'asc' }, { name: 'asc' }] })
     return rows.map(toRecord)
   }
