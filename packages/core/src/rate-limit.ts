@@ -22,6 +22,12 @@ export interface RateLimiter {
    * when kv could not be read (the decision then came from the in-memory insurance limiter).
    */
   consumeAndRead(key: string, reads: string[], cost?: number): Promise<DecisionAndValues>
+  /**
+   * `count` points for `key` in one round trip, decided as `count` calls of `consume` in a row
+   * would be: the decision of each point, in order (the first ones allowed, those past the limit
+   * refused). For a request that stands for several counted calls.
+   */
+  consumeEach(key: string, count: number): Promise<RateLimitDecision[]>
 }
 
 export interface DecisionAndValues {
@@ -47,29 +53,37 @@ export function createRateLimiter(options: {
   const { points, durationSec, name, kv } = options
   const insurance = new MemoryKeyValueStore()
   const windowMs = durationSec * 1000
-  const decisionOf = (hit: WindowHit): RateLimitDecision => ({
-    allowed: hit.count <= points,
+  /** The decision for a window's count, `count` points spent in it (the hit's count, or one before it). */
+  const decisionAt = (count: number, ttlMs: number): RateLimitDecision => ({
+    allowed: count <= points,
     limit: points,
-    remaining: Math.max(0, points - hit.count),
-    resetAt: new Date(Date.now() + hit.ttlMs),
+    remaining: Math.max(0, points - count),
+    resetAt: new Date(Date.now() + ttlMs),
   })
-  const consumeAndRead = async (key: string, reads: string[], cost: number): Promise<DecisionAndValues> => {
+  const hit = async (key: string, reads: string[], cost: number): Promise<WindowHit> => {
     if (!Number.isSafeInteger(cost) || cost < 1)
       throw new Error(`rate limit cost must be a positive integer, got ${cost}`)
     const counter = `rl:${name}:${key}`
     try {
-      const hit = await kv.hitWindow(counter, cost, windowMs, reads)
-      return { decision: decisionOf(hit), values: hit.values }
+      return await kv.hitWindow(counter, cost, windowMs, reads)
     } catch {
       // kv failed this call (Redis down or not connected): count in this process, read nothing.
-      return { decision: decisionOf(await insurance.hitWindow(counter, cost, windowMs)), values: null }
+      return { ...(await insurance.hitWindow(counter, cost, windowMs)), values: null }
     }
+  }
+  const consumeAndRead = async (key: string, reads: string[], cost: number): Promise<DecisionAndValues> => {
+    const { count, ttlMs, values } = await hit(key, reads, cost)
+    return { decision: decisionAt(count, ttlMs), values }
   }
   return {
     points,
     durationSec,
     consume: async (key, cost = 1) => (await consumeAndRead(key, [], cost)).decision,
     consumeAndRead: (key, reads, cost = 1) => consumeAndRead(key, reads, cost),
+    async consumeEach(key, count) {
+      const { count: after, ttlMs } = await hit(key, [], count)
+      return Array.from({ length: count }, (_, i) => decisionAt(after - count + 1 + i, ttlMs))
+    },
   }
 }
 

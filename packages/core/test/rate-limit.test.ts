@@ -4,7 +4,12 @@ import { Redis } from 'ioredis'
 import request from 'supertest'
 import { errorMiddleware } from '../src/errors.ts'
 import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
-import { addressKey, createRateLimiter, rateLimitMiddleware } from '../src/rate-limit.ts'
+import {
+  addressKey,
+  createRateLimiter,
+  type RateLimitDecision,
+  rateLimitMiddleware,
+} from '../src/rate-limit.ts'
 import { deleteRedisKeys, uniqueName } from '../src/testing.ts'
 
 const redisUrl = process.env.REDIS_URL
@@ -48,6 +53,24 @@ describe.each(backends)('createRateLimiter over $name kv', ({ name, available })
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false])
     expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0])
     expect(decisions.every((d) => d.limit === 3)).toBe(true)
+  })
+
+  it('when several points are spent at once, then each is decided as that many calls in a row would be', async () => {
+    const one = createRateLimiter({ kv, name: limiterName(), points: 5, durationSec: 60 })
+    const many = createRateLimiter({ kv, name: limiterName(), points: 5, durationSec: 60 })
+    await one.consume('client-a')
+    await many.consume('client-a')
+
+    const singly: RateLimitDecision[] = []
+    for (let i = 0; i < 6; i++) singly.push(await one.consume('client-a'))
+    const atOnce = await many.consumeEach('client-a', 6)
+
+    const shown = (ds: typeof singly) =>
+      ds.map(({ allowed, remaining, limit }) => ({ allowed, remaining, limit }))
+    expect(shown(atOnce)).toEqual(shown(singly))
+    expect(atOnce.map((d) => d.allowed)).toEqual([true, true, true, true, false, false])
+    // The points count as spent: the next call is refused like the one after six single calls.
+    await expect(many.consume('client-a')).resolves.toMatchObject({ allowed: false, remaining: 0 })
   })
 
   it('when a decision is made, then resetAt is in the future and within the window', async () => {
