@@ -83,41 +83,51 @@ local out = {}
 local k = 1
 for h = 1, #ARGV / 3 do
   local by, windowMs, reads = ARGV[3 * h - 2], ARGV[3 * h - 1], tonumber(ARGV[3 * h])
-  local counter = KEYS[k]
-  local err = failed(redis.pcall('SET', counter, 0, 'PX', windowMs, 'NX'))
-  local count = nil
-  if not err then
-    count = redis.pcall('INCRBY', counter, by)
-    err = failed(count)
-  end
-  if err then
-    out[h] = {false, err}
-  else
-    local ttl = redis.pcall('PTTL', counter)
-    if ttl < 0 then
-      redis.pcall('PEXPIRE', counter, windowMs)
-      ttl = tonumber(windowMs)
-    end
-    local hit = {count, ttl, 1}
-    for i = 1, reads do
-      local value = redis.pcall('GET', KEYS[k + i])
-      local readErr = failed(value)
-      if readErr then
-        hit = {count, ttl, 0, readErr}
-        break
-      end
-      hit[i + 3] = value
-    end
+  if windowMs == '0' then
+    -- No counter, only reads (getMany): MGET's answer, as a hit counting 0.
+    local values = redis.call('MGET', unpack(KEYS, k, k + reads - 1))
+    local hit = {0, 0, 1}
+    for i = 1, reads do hit[i + 3] = values[i] end
     out[h] = hit
+    k = k + reads
+  else
+    local counter = KEYS[k]
+    local err = failed(redis.pcall('SET', counter, 0, 'PX', windowMs, 'NX'))
+    local count = nil
+    if not err then
+      count = redis.pcall('INCRBY', counter, by)
+      err = failed(count)
+    end
+    if err then
+      out[h] = {false, err}
+    else
+      local ttl = redis.pcall('PTTL', counter)
+      if ttl < 0 then
+        redis.pcall('PEXPIRE', counter, windowMs)
+        ttl = tonumber(windowMs)
+      end
+      local hit = {count, ttl, 1}
+      for i = 1, reads do
+        local value = redis.pcall('GET', KEYS[k + i])
+        local readErr = failed(value)
+        if readErr then
+          hit = {count, ttl, 0, readErr}
+          break
+        end
+        hit[i + 3] = value
+      end
+      out[h] = hit
+    end
+    k = k + 1 + reads
   end
-  k = k + 1 + reads
 end
 return out`
 
 type HitAnswer = [number | null, number | string, ...Array<string | number | null>]
 
 interface PendingHit {
-  key: string
+  /** The counter; null for reads alone (getMany). */
+  key: string | null
   by: number
   windowMs: number
   reads: string[]
@@ -126,9 +136,9 @@ interface PendingHit {
 }
 
 export interface RedisKeyValueStoreOptions {
-  /** A hitWindow command unanswered after this long fails its hits (default 500 ms). */
+  /** A hitWindow command (hits and getMany reads) unanswered after this long fails them (default 500 ms). */
   hitTimeoutMs?: number
-  /** Hits waiting for a command beyond this many fail at once (default 10 000). */
+  /** Hits (and getMany reads) waiting for a command beyond this many fail at once (default 10 000). */
   maxPendingHits?: number
   /** Hits sent in one command at most; more wait for the next (default 256). */
   maxHitsPerCommand?: number
@@ -220,10 +230,14 @@ export class RedisKeyValueStore implements KeyValueStore {
     return this.watch(this.redis.get(key))
   }
 
+  /**
+   * Read in the hits' group commit (sendHits): one command carries the reads and hits of every
+   * request made while the last one was out, not one MGET each (under load, each command's
+   * write costs the sender more than the reads). Atomic, as MGET is: one script reads them all.
+   */
   async getMany(keys: readonly string[]): Promise<Array<string | null>> {
     if (keys.length === 0) return []
-    await this.ready()
-    return this.watch(this.redis.mget(...keys))
+    return (await this.grouped(null, 0, 0, keys)).values!
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
@@ -267,14 +281,21 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
-    integer(by)
-    const ttl = positive(windowMs)
+    return this.grouped(key, integer(by), positive(windowMs), reads)
+  }
+
+  private async grouped(
+    key: string | null,
+    by: number,
+    windowMs: number,
+    reads: readonly string[],
+  ): Promise<WindowHit> {
     await this.ready()
     this.mustBeConnected()
     if (this.pendingHits.length >= this.maxPendingHits)
       throw new Error(`kv busy: ${this.pendingHits.length} hits waiting for Redis`)
     return new Promise<WindowHit>((resolve, reject) => {
-      this.pendingHits.push({ key, by, windowMs: ttl, reads: [...reads], resolve, reject })
+      this.pendingHits.push({ key, by, windowMs, reads: [...reads], resolve, reject })
       // Hits made in this same turn go together; while a command is out, the next one gathers.
       if (!this.hitsInFlight && this.pendingHits.length === 1) queueMicrotask(() => this.sendHits())
     })
@@ -324,7 +345,8 @@ export class RedisKeyValueStore implements KeyValueStore {
       const keys: string[] = []
       const args: number[] = []
       for (const hit of batch) {
-        keys.push(hit.key, ...hit.reads)
+        if (hit.key !== null) keys.push(hit.key)
+        keys.push(...hit.reads)
         args.push(hit.by, hit.windowMs, hit.reads.length)
       }
       const redis = this.redis as Redis & {

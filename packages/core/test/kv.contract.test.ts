@@ -441,6 +441,25 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
     expect(hits.filter((_, i) => i % 2 === 0).every((h) => h.values?.length === 0)).toBe(true)
   })
 
+  it('when reads and hits are made at once, then they go out in one command, each read as MGET reads', async () => {
+    open()
+    await kv.ping()
+    await kv.set('a', 'A')
+    await (kv.redis as unknown as Redis).hset('h', 'f', 'v')
+
+    const [reads, hit, more] = await Promise.all([
+      kv.getMany(['a', 'none', 'h']),
+      kv.hitWindow('c', 1, 10_000, ['a']),
+      kv.getMany(['none', 'a']),
+    ])
+
+    expect(commands).toBe(1)
+    // A key of another type reads as missing, as MGET answers it.
+    expect(reads).toEqual(['A', null, null])
+    expect(hit).toMatchObject({ count: 1, values: ['A'] })
+    expect(more).toEqual([null, 'A'])
+  })
+
   it('when hits are made while a command is out, then they wait for it and go together in the next', async () => {
     open()
     await kv.ping()
