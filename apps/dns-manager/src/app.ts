@@ -18,6 +18,7 @@ import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restHotRoutes, restRouter } from './http/rest.ts'
 import { rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
+import { answerMemos } from './http/answer-memo.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
 import type { Db } from './store/db.ts'
@@ -70,6 +71,14 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     ),
   )
   const cacheMaxAgeMs = deps.cachePrincipals ? config.PRINCIPAL_CACHE_MAX_AGE_MS : 0
+  const views =
+    cacheMaxAgeMs > 0
+      ? cachedViews({
+          maxAgeMs: cacheMaxAgeMs,
+          now: () => clock.now().getTime(),
+          onLost: (listener) => versions.onLost(listener),
+        })
+      : undefined
   const drift = driftMetrics(deps.onUnknownOutcome)
   const service = createDnsService({
     drift: drift.observer,
@@ -80,11 +89,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
             maxAgeMs: cacheMaxAgeMs,
             now: () => clock.now().getTime(),
           }),
-          views: cachedViews({
-            maxAgeMs: cacheMaxAgeMs,
-            now: () => clock.now().getTime(),
-            onLost: (listener) => versions.onLost(listener),
-          }),
+          views,
         }
       : {}),
     guard: createFailedSecretGuard(deps.kv, {
@@ -151,7 +156,11 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     },
   })
 
+  // Whole answers of repeated read-only requests, while the views they were made of are current.
+  const memos = answerMemos(views)
+  const rpcOptions = { maxBatch: config.RPC_MAX_BATCH, memo: memos.rpc }
   const graphql = createGraphQL(operations, pipeline, {
+    memo: memos.graphql,
     maxDepth: config.GRAPHQL_MAX_DEPTH,
     maxFields: config.GRAPHQL_MAX_FIELDS,
     maxTokens: config.GRAPHQL_MAX_TOKENS,
@@ -170,7 +179,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
       metricsToken: config.METRICS_TOKEN,
       hotRoutes: [
         ...restHotRoutes(operations, pipeline, PREFIXES),
-        ...rpcHotRoutes(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH }, PREFIXES),
+        ...rpcHotRoutes(operations, pipeline, rpcOptions, PREFIXES),
         ...graphql.hotRoutes,
       ],
       // The back office's pages: scripts and styles from this site only, no framing.
@@ -196,7 +205,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         next(err)
       }) satisfies ErrorRequestHandler)
       const rest = restRouter(operations, pipeline)
-      const rpc = rpcRouter(operations, pipeline, { maxBatch: config.RPC_MAX_BATCH })
+      const rpc = rpcRouter(operations, pipeline, rpcOptions)
       for (const prefix of PREFIXES) {
         app.use(`${prefix}/rest`, rest)
         app.use(`${prefix}/rpc`, rpcBodyErrors(), rpc)
@@ -214,6 +223,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
   )
   drift.register(metrics)
   graphql.register(metrics)
+  memos.register(metrics)
   return { app, service }
 }
 

@@ -77,6 +77,7 @@ export function statusTurnsAt(
 /** No views cache: every read goes to the database (tests, and the memory kv). */
 export const uncachedViews: ViewCache = {
   read: async (_accountId, _token, _key, load) => (await load()).value,
+  holds: () => false,
 }
 
 export function subdomainView(s: SubdomainListRow, now: Date, graceDays: number): SubdomainView {

@@ -30,6 +30,7 @@ import { z } from 'zod'
 import { PER_PAGE_DEFAULT, PER_PAGE_MAX, type Principal } from '../domain/service.ts'
 import { checkDocument, checkNesting, type DocumentLimits } from './graphql-limits.ts'
 import { graphqlSchemaSource } from './graphql-schema.ts'
+import type { AnswerMemo } from './answer-memo.ts'
 import type { Operation } from './operation.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -44,6 +45,10 @@ type GraphQLRequest = Request & { [ADMITTED]?: Admitted }
 interface GraphQLContext {
   principal: Principal
   req: GraphQLRequest
+  /** Takes a root field's rate-limit point (the pipeline's spend, or decisions taken already). */
+  spend: Pipeline['spend']
+  /** What each root field answered, when the answer may be memoised (the fast path's queries). */
+  results?: unknown[]
 }
 
 /** A GraphQL request's parameters (GraphQL over HTTP), as JSON body fields or GET query parameters. */
@@ -168,6 +173,8 @@ export function createGraphQL(
     maxCost: number
     endpoints: string[]
     logger: Logger
+    /** Answers of queries made of cached views alone (answer-memo.ts); none without a views cache. */
+    memo?: AnswerMemo<Buffer> | undefined
   },
 ): { mount(app: Express): void; hotRoutes: HotRoute[]; register(target: client.Registry): void } {
   const resolvers: Record<'Query' | 'Mutation', Record<string, unknown>> = { Query: {}, Mutation: {} }
@@ -179,10 +186,12 @@ export function createGraphQL(
       ctx: GraphQLContext,
     ) => {
       try {
-        await pipeline.spend(ctx.principal)
+        await ctx.spend(ctx.principal)
         // Optional GraphQL arguments given as null mean "not given".
         const input = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null))
-        return await pipeline.run(op, ctx.principal, input)
+        const result = await pipeline.run(op, ctx.principal, input)
+        ctx.results?.push(result)
+        return result
       } catch (err) {
         // errorAnswer logs it as the REST pipeline would (5xx with the cause).
         throw toGraphQLError(errorAnswer('rest', err, ctx.req).error, requestIdOf(ctx.req))
@@ -321,7 +330,7 @@ export function createGraphQL(
       plugins,
       // Our errors are GraphQLErrors with public messages; anything else is masked by Yoga.
       maskedErrors: true,
-      context: ({ req }) => ({ principal: req[ADMITTED]!.principal, req }),
+      context: ({ req }) => ({ principal: req[ADMITTED]!.principal, req, spend: pipeline.spend }),
     })
     yogas.set(endpoint, yoga)
   }
@@ -360,11 +369,11 @@ export function createGraphQL(
   const compiledQueries = compiledQueryCache(schema, options.logger)
   const executions = new client.Counter({
     name: 'dns_manager_graphql_executions_total',
-    help: 'GraphQL operations the fast path executed, by executor: compiled (graphql-jit, a repeated query), graphql-js, or yoga (everything else)',
+    help: 'GraphQL operations the fast path answered, by executor: memo (a repeated query answered from its kept answer), compiled (graphql-jit, a repeated query), graphql-js, or yoga (everything else)',
     labelNames: ['executor'] as const,
     registers: [],
   })
-  for (const executor of ['compiled', 'graphql-js', 'yoga']) executions.labels(executor).inc(0)
+  for (const executor of ['memo', 'compiled', 'graphql-js', 'yoga']) executions.labels(executor).inc(0)
 
   const hotRoutes: HotRoute[] = options.endpoints.map((endpoint) => {
     const yoga = yogas.get(endpoint)!
@@ -377,12 +386,35 @@ export function createGraphQL(
         headers.setHeader('Cache-Control', 'no-store')
         const request = req as GraphQLRequest
         const requestId = requestIdOf(request)
-        let admitted: Admitted
+        let principal: Principal
         try {
           // The gate's checks, in its order (the path, method and content type are the route's).
           if (!validHost(req.headers.host))
             throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
-          const principal = await pipeline.authenticate(req.headers, requestIp(req))
+          principal = await pipeline.authenticate(req.headers, requestIp(req))
+        } catch (err) {
+          return hotRefusal(errorAnswer('rest', err, request).error, request, headers)
+        }
+        // The same body, answered before from cached views alone that are still the ones it
+        // would read (its parameters passed every check then): the same answer, once its points
+        // are spent. A refused point runs the query as usual, with the decisions taken (each
+        // root field refused or served as it would be).
+        const { memo } = options
+        const memoKey = memo ? memoKeyOf(body) : undefined
+        let spend = pipeline.spend
+        if (memoKey !== undefined) {
+          const kept = memo!.get(principal, memoKey)
+          if (kept) {
+            const decisions = await pipeline.spendEach(principal, kept.points)
+            if (decisions.every((d) => d.allowed)) {
+              executions.labels('memo').inc()
+              return new HotAnswer(200, undefined, kept.answer)
+            }
+            spend = pipeline.prepaid(decisions)
+          }
+        }
+        let admitted: Admitted
+        try {
           const params = bodyParams(body)
           checkNesting(params.query, maxNesting)
           admitted = { principal, params }
@@ -406,7 +438,13 @@ export function createGraphQL(
           )
         } else {
           const { variables, operationName } = admitted.params
-          const contextValue: GraphQLContext = { principal: admitted.principal, req: request }
+          const memoised = memoKey !== undefined && operation.operation === 'query'
+          const contextValue: GraphQLContext = {
+            principal: admitted.principal,
+            req: request,
+            spend,
+            ...(memoised ? { results: [] } : {}),
+          }
           const run = () =>
             execute({
               schema,
@@ -428,8 +466,16 @@ export function createGraphQL(
             }
           executions.labels(compiled && result.data !== undefined ? 'compiled' : 'graphql-js').inc()
           // No error and no extensions: Yoga answers 200 with the result as JSON.stringify writes it.
-          if (!result.errors?.length && result.extensions === undefined)
-            return new HotAnswer(200, undefined, JSON.stringify(result))
+          if (!result.errors?.length && result.extensions === undefined) {
+            const made = () => {
+              const bytes = Buffer.from(JSON.stringify(result))
+              return { answer: bytes, size: bytes.length }
+            }
+            const kept = memoised
+              ? memo!.keep(admitted.principal, memoKey, contextValue.results!, made)
+              : undefined
+            return new HotAnswer(200, undefined, kept ?? JSON.stringify(result))
+          }
           if (result.errors?.length) {
             // Yoga's masking (maskedErrors: true), then our onResultProcess.
             const masked = result.errors.map((e) => {
@@ -548,6 +594,13 @@ function locatedAsGraphQLJs(
     selections = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet.selections] : []))
   }
   return locatedError(error.originalError ?? error, nodes, path)
+}
+
+/** A request's memo key: its body, all its answer depends on but the credential (the memo's). */
+function memoKeyOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined
+  const text = JSON.stringify(body)
+  return text.length <= MAX_CACHED_QUERY ? text : undefined
 }
 
 /** Documents the fast path keeps parsed and validated, and the longest query text it keeps. */

@@ -25,10 +25,29 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
 
     /** One rate-limit point per operation call (a JSON-RPC batch entry, a GraphQL root field). */
     async spend(principal: Principal): Promise<RateLimitDecision> {
-      const decision = await deps.limiter.consume(`cred:${principal.credentialId}`)
-      if (!decision.allowed)
-        throw rateLimitError(decision, 'rate limit exceeded; retry after details.reset_at')
-      return decision
+      return allowed(await deps.limiter.consume(`cred:${principal.credentialId}`))
+    },
+
+    /**
+     * The points of `count` calls at once, in one round trip (a memoised answer's calls): each
+     * call's decision, as `count` spends in a row would make them. Never throws for a refusal.
+     */
+    spendEach(principal: Principal, count: number): Promise<RateLimitDecision[]> {
+      return deps.limiter.consumeEach(`cred:${principal.credentialId}`, count)
+    },
+
+    /**
+     * `spend` for calls whose points spendEach took already: hands out those decisions in
+     * order (a refused one throws, as spend does), then spends as usual.
+     */
+    prepaid(decisions: readonly RateLimitDecision[]): (principal: Principal) => Promise<RateLimitDecision> {
+      const queue = [...decisions]
+      return async (principal) => {
+        const decision = queue.shift()
+        return decision
+          ? allowed(decision)
+          : allowed(await deps.limiter.consume(`cred:${principal.credentialId}`))
+      }
     },
 
     async run(op: Operation, principal: Principal, rawInput: unknown): Promise<unknown> {
@@ -69,6 +88,11 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
 }
 
 export type Pipeline = ReturnType<typeof createPipeline>
+
+function allowed(decision: RateLimitDecision): RateLimitDecision {
+  if (!decision.allowed) throw rateLimitError(decision, 'rate limit exceeded; retry after details.reset_at')
+  return decision
+}
 
 /**
  * zod validation at the edge. Like the domain's own checks, a refusal names the first offending

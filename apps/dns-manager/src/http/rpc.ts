@@ -6,6 +6,7 @@ import { type Logger, requestIp } from '@quartet/core/log'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Principal } from '../domain/service.ts'
+import type { AnswerMemo } from './answer-memo.ts'
 import type { Operation } from './operation.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -90,6 +91,14 @@ export interface RpcHttpAnswer {
   status: number
   headers: Record<string, string>
   body?: unknown
+  /** The body's UTF-8 JSON, when it is made already (a memoised answer). */
+  bytes?: Buffer
+}
+
+export interface RpcOptions {
+  maxBatch: number
+  /** Answers of read-only requests made of cached views alone (answer-memo.ts); none without a views cache. */
+  memo?: AnswerMemo<RpcHttpAnswer> | undefined
 }
 
 /**
@@ -101,7 +110,7 @@ export interface RpcHttpAnswer {
 export function createRpcHandler(
   operations: readonly Operation[],
   pipeline: Pipeline,
-  options: { maxBatch: number },
+  options: RpcOptions,
 ): (
   body: unknown,
   caller: { headers: IncomingHttpHeaders; ip: string | undefined; requestId: string | undefined },
@@ -112,6 +121,7 @@ export function createRpcHandler(
   async function handleCall(
     call: unknown,
     principal: Principal,
+    spend: Pipeline['spend'],
     requestId?: string,
   ): Promise<{ response: RpcResponse | null; failure?: ApiError }> {
     if (typeof call !== 'object' || call === null || Array.isArray(call))
@@ -136,7 +146,7 @@ export function createRpcHandler(
       }
     const params = c.params
     try {
-      await pipeline.spend(principal)
+      await spend(principal)
       if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
         throw new ApiError('bad_request', 'params must be an object of named parameters', { field: 'params' })
       const result = await pipeline.run(op, principal, params ?? {})
@@ -196,12 +206,27 @@ export function createRpcHandler(
       }
     }
 
+    const readOnly = !calls.some((call) => byName.get(methodOf(call))?.write ?? false)
+    // The same read-only request, answered before from cached views alone that are still the
+    // ones it would read: the same answer, once its points are spent. A refused point runs the
+    // calls as usual, with the decisions taken (each call refused or served as it would be).
+    const memoKey = options.memo && readOnly ? memoKeyOf(body) : undefined
+    let spend = pipeline.spend
+    if (memoKey !== undefined) {
+      const kept = options.memo!.get(principal, memoKey)
+      if (kept) {
+        const decisions = await pipeline.spendEach(principal, kept.points)
+        if (decisions.every((d) => d.allowed)) return kept.answer
+        spend = pipeline.prepaid(decisions)
+      }
+    }
+
     // A batch of reads runs side by side (JSON-RPC 2.0 lets a server run a batch's calls in any
     // order): its rate-limit points are taken in the calls' order in one kv round trip, and its
     // reads share the pool. A batch with a write runs call by call, in order, as clients expect.
-    const outcomes = calls.some((call) => byName.get(methodOf(call))?.write ?? false)
-      ? await inOrder(calls, (call) => handleCall(call, principal, requestId))
-      : await Promise.all(calls.map((call) => handleCall(call, principal, requestId)))
+    const outcomes = readOnly
+      ? await Promise.all(calls.map((call) => handleCall(call, principal, spend, requestId)))
+      : await inOrder(calls, (call) => handleCall(call, principal, spend, requestId))
     const responses: RpcResponse[] = []
     const failures: ApiError[] = []
     let served = false
@@ -224,8 +249,32 @@ export function createRpcHandler(
     // 503 for the HTTP request only when no call could be served; otherwise each call has its answer.
     const unavailable = !served && failures.length > 0 && failures.every((f) => f.status === 503)
     if (responses.length === 0) return { status: unavailable ? 503 : 204, headers: answerHeaders }
-    return { status: unavailable ? 503 : 200, headers: answerHeaders, body: batch ? responses : responses[0] }
+    const answer = {
+      status: unavailable ? 503 : 200,
+      headers: answerHeaders,
+      body: batch ? responses : responses[0],
+    }
+    // Kept when every call answered a result (no error, no notification) from the views cache.
+    if (memoKey !== undefined && responses.length === calls.length && failures.length === 0)
+      return (
+        options.memo!.keep(
+          principal,
+          memoKey,
+          responses.map((r) => r.result),
+          () => {
+            const bytes = rpcBytes(answer.body) ?? Buffer.from(JSON.stringify(answer.body))
+            return { answer: { ...answer, bytes }, size: bytes.length }
+          },
+        ) ?? answer
+      )
+    return answer
   }
+}
+
+/** A request's memo key: its body (up to 16 KB of JSON), all its answer depends on but the credential. */
+function memoKeyOf(body: object): string | undefined {
+  const text = JSON.stringify(body)
+  return text.length <= 16 * 1024 ? text : undefined
 }
 
 const methodOf = (call: unknown): string =>
@@ -248,11 +297,7 @@ function sendRpc(res: Response, answer: RpcHttpAnswer): void {
 }
 
 /** JSON-RPC 2.0 at `/rpc` through express (createRpcHandler). */
-export function rpcRouter(
-  operations: readonly Operation[],
-  pipeline: Pipeline,
-  options: { maxBatch: number },
-): Router {
+export function rpcRouter(operations: readonly Operation[], pipeline: Pipeline, options: RpcOptions): Router {
   const handle = createRpcHandler(operations, pipeline, options)
   const router = Router()
   router.post('/', async (req: Request, res: Response) => {
@@ -269,13 +314,13 @@ export function rpcRouter(
 export function rpcHotRoutes(
   operations: readonly Operation[],
   pipeline: Pipeline,
-  options: { maxBatch: number },
+  options: RpcOptions,
   prefixes: readonly string[],
 ): HotRoute[] {
   const handle = createRpcHandler(operations, pipeline, options)
   const answer = (headers: HeaderSink, a: RpcHttpAnswer) => {
     for (const [name, value] of Object.entries(a.headers)) headers.setHeader(name, value)
-    const bytes = rpcBytes(a.body)
+    const bytes = a.bytes ?? rpcBytes(a.body)
     return bytes === undefined ? new HotAnswer(a.status, a.body) : new HotAnswer(a.status, undefined, bytes)
   }
   return prefixes.map((prefix) => ({

@@ -13,6 +13,7 @@ export interface ViewCacheOptions {
 }
 
 interface Entry {
+  id: string
   token: string
   cachedAt: number
   validUntil: number
@@ -32,6 +33,8 @@ interface Entry {
 export function cachedViews(options: ViewCacheOptions): ViewCache {
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024
   const entries = new Map<string, Entry>()
+  // Each kept value's entry, for holds (the values are frozen, so the answer is the entry's).
+  const entryOf = new WeakMap<object, Entry>()
   let bytes = 0
   // A Redis that restarted (or failed over) may hand back a token a value was kept under after
   // losing the change that replaced it: everything goes, and a read begun before is not kept.
@@ -45,6 +48,8 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
     entries.delete(key)
     bytes -= entry.bytes
   }
+  const usable = (entry: Entry, token: string, now: number) =>
+    entry.token === token && now - entry.cachedAt < options.maxAgeMs && now < entry.validUntil
 
   return {
     async read<T extends object>(
@@ -59,7 +64,7 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
       const now = options.now()
       const began = generation
       if (entry) {
-        if (entry.token === token && now - entry.cachedAt < options.maxAgeMs && now < entry.validUntil) {
+        if (usable(entry, token, now)) {
           // Most recently used last, so the first key is the one to let go.
           entries.delete(id)
           entries.set(id, entry)
@@ -74,13 +79,21 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
       if (size > maxBytes / 16 || began !== generation) return value
       const current = entries.get(id)
       if (current) drop(id, current)
-      entries.set(id, { token, cachedAt: now, validUntil, value, bytes: size })
+      const kept: Entry = { id, token, cachedAt: now, validUntil, value, bytes: size }
+      entries.set(id, kept)
+      entryOf.set(value, kept)
       bytes += size
       for (const [oldest, old] of entries) {
         if (bytes <= maxBytes) break
         drop(oldest, old)
       }
       return value
+    },
+
+    holds(value, token) {
+      if (token === null || typeof value !== 'object' || value === null) return false
+      const entry = entryOf.get(value)
+      return entry !== undefined && entries.get(entry.id) === entry && usable(entry, token, options.now())
     },
   }
 }

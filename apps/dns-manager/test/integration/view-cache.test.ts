@@ -1,4 +1,6 @@
 import { type Clock, fixedClock } from '@quartet/core/clock'
+import { metricsRegistryOf } from '@quartet/core/http'
+import type { Express } from 'express'
 import { quoteIdent } from '@quartet/core/db'
 import { RedisKeyValueStore } from '@quartet/core/kv'
 import { type OwnRedis, silentLogger, startOwnRedis, uniqueName } from '@quartet/core/testing'
@@ -42,14 +44,18 @@ type Replica = (path: string, account: Pick<TestAccount, 'headers'>, init?: Requ
 
 /** One replica on a port of its own (so the hot routes answer), its own pool and Redis connection. */
 async function replica(
-  options: { cache?: boolean; clock?: Clock; provider?: DnsProvider } = {},
+  options: { cache?: boolean; clock?: Clock; provider?: DnsProvider; env?: Record<string, string> } = {},
 ): Promise<Replica> {
   const kv = RedisKeyValueStore.connect(redis.url, prefix, 5_000)
   const db = createDb({ url: deps.database.url, schema: deps.database.schema, poolSize: 4 })
   kvs.push(kv)
   dbs.push(db)
   const { app } = buildDnsManager({
-    config: testConfig(deps, { PRINCIPAL_CACHE_MAX_AGE_MS: '600000', RATE_LIMIT_PER_MINUTE: '100000' }),
+    config: testConfig(deps, {
+      PRINCIPAL_CACHE_MAX_AGE_MS: '600000',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      ...options.env,
+    }),
     logger: silentLogger(),
     db,
     kv,
@@ -59,7 +65,7 @@ async function replica(
   })
   const server = await listen(app)
   servers.push(server)
-  return (path, account, init = {}) =>
+  const send: Replica = (path, account, init = {}) =>
     fetch(`${server.url}${path}`, {
       ...init,
       headers: {
@@ -68,6 +74,23 @@ async function replica(
         ...(init.headers ?? {}),
       },
     })
+  appsOf.set(send, app)
+  return send
+}
+
+const appsOf = new Map<Replica, Express>()
+
+/** Answers a replica gave from the answer memo (dns_manager_memoised_answers_total), by call style. */
+async function memoised(app: Replica): Promise<{ rpc: number; graphql: number }> {
+  const text = await metricsRegistryOf(appsOf.get(app)!)!.getSingleMetricAsString(
+    'dns_manager_memoised_answers_total',
+  )
+  const count = (style: string) => {
+    const found = new RegExp(`style="${style}"[^}]*} (\\d+)`).exec(text)
+    if (!found) throw new Error(`no ${style} count in ${text}`)
+    return Number(found[1])
+  }
+  return { rpc: count('rpc'), graphql: count('graphql') }
 }
 
 /** A JSON answer, read as the test expects it to be shaped (as supertest's `body`). */
@@ -83,6 +106,13 @@ const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.strin
 /** Enough reads for the replica to cache the principal (the first makes its token) and then the views. */
 async function warm(app: Replica, a: TestAccount, paths: string[]) {
   for (let i = 0; i < 3; i++) for (const p of paths) await json(app(p, a))
+}
+
+/** A key of the replicas' Redis, as the service names it. */
+async function redisGet(key: string): Promise<string | null> {
+  const kv = RedisKeyValueStore.connect(redis.url, prefix)
+  kvs.push(kv)
+  return kv.get(key)
 }
 
 const sql = (statement: string, ...values: unknown[]) =>
@@ -233,6 +263,14 @@ describe('account views cache across two replicas sharing one Redis', () => {
         ]),
       ],
       [
+        '/rpc',
+        post([
+          { jsonrpc: '2.0', id: 'a', method: 'subdomains.list', params: { per_page: 1 } },
+          { jsonrpc: '2.0', id: 'b', method: 'dns_records.list', params: { subdomain_id: id } },
+          { jsonrpc: '2.0', id: 'c', method: 'quota.get' },
+        ]),
+      ],
+      [
         '/graphql',
         post({
           query:
@@ -240,6 +278,7 @@ describe('account views cache across two replicas sharing one Redis', () => {
         }),
       ],
     ]
+    const before = await memoised(b)
     for (const [path, init] of requests) {
       const texts = []
       // One request id for all, so the answers (errors carry it) can be compared whole.
@@ -248,6 +287,163 @@ describe('account views cache across two replicas sharing one Redis', () => {
       const expected = await (await plain(path, acct, same)).text()
       expect(texts).toEqual([expected, expected, expected])
     }
+    // quota.get, the batch of reads and the query came again: their kept answers served.
+    const after = await memoised(b)
+    expect(after.rpc - before.rpc).toBeGreaterThanOrEqual(4)
+    expect(after.graphql - before.graphql).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe('whole answers of repeated reads (answer memo) across two replicas', () => {
+  let a: Replica
+  let b: Replica
+  beforeAll(async () => {
+    a = await replica()
+    b = await replica()
+  })
+  const batchOf = (id: number) =>
+    post([
+      { jsonrpc: '2.0', id: 1, method: 'quota.get' },
+      { jsonrpc: '2.0', id: 2, method: 'subdomains.list', params: {} },
+      { jsonrpc: '2.0', id: 3, method: 'dns_records.list', params: { subdomain_id: id } },
+    ])
+  const queryOf = (id: number) =>
+    post({
+      query: `{ quota { quota { used } } dnsRecords(subdomain_id: ${id}) { dns_records { name content } } }`,
+    })
+  const namesIn = (batch: Json) => batch[2].result.dns_records.map((r: { name: string }) => r.name)
+  const namesOf = (gql: Json) => gql.data.dnsRecords.dns_records.map((r: { name: string }) => r.name)
+
+  it('when a batch and a query come again, then the kept answer serves them until a write on the other replica, which the next one shows', async () => {
+    const { a: acct, zone, id } = await accountWithSubdomain(a)
+    for (let i = 0; i < 3; i++) {
+      await json(b('/rpc', acct, batchOf(id)))
+      await json(b('/graphql', acct, queryOf(id)))
+    }
+    // Proves the kept answer serves: the database holds a record the answers do not show.
+    await sql(
+      `INSERT INTO $schema."dns_record" (subdomain_id, name, type, content, ttl, state, created_at, updated_at)
+       VALUES ($1, 'sql', 'TXT', 'by hand', 3600, 'active', now(), now())`,
+      id,
+    )
+    const before = await memoised(b)
+    expect(namesIn(await json(b('/rpc', acct, batchOf(id))))).toEqual([])
+    expect(namesOf(await json(b('/graphql', acct, queryOf(id))))).toEqual([])
+    expect(await memoised(b)).toEqual({ rpc: before.rpc + 1, graphql: before.graphql + 1 })
+
+    // A record written through the other replica: the very next answers are made again.
+    await json(
+      a(`/rest/subdomains/${id}/records`, acct, post({ type: 'A', name: 'www', content: '8.8.8.8' })),
+    )
+    expect(namesIn(await json(b('/rpc', acct, batchOf(id))))).toEqual(['sql', 'www'])
+    expect(namesOf(await json(b('/graphql', acct, queryOf(id))))).toEqual(['sql', 'www'])
+    expect(await memoised(b)).toEqual({ rpc: before.rpc + 1, graphql: before.graphql + 1 })
+    // And kept again.
+    expect(namesIn(await json(b('/rpc', acct, batchOf(id))))).toEqual(['sql', 'www'])
+    expect((await memoised(b)).rpc).toBe(before.rpc + 2)
+
+    // A subdomain made on the other replica: the page and the quota in the next batch show it.
+    await json(a('/rest/subdomains', acct, post({ subdomain: 'shop', rootdomain: zone })))
+    const next = await json(b('/rpc', acct, batchOf(id)))
+    expect(next[0].result.quota.used).toBe(2)
+    expect(next[1].result.subdomains).toHaveLength(2)
+    expect(namesOf(await json(b('/graphql', acct, queryOf(id))))).toEqual(['sql', 'www'])
+  })
+
+  it('when a kept answer’s credential is regenerated, or the request comes from an address off the allow list, then it is refused as any request is', async () => {
+    const zone = `${unique('v')}.test`
+    await addZone(deps, zone)
+    const acct = await createAccount(deps, { quota: 10, allowList: ['198.51.100.0/24'] })
+    const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } })
+    const made = await json(
+      a('/rest/subdomains', acct, {
+        ...post({ subdomain: 'home', rootdomain: zone }),
+        ...from('198.51.100.7'),
+      }),
+    )
+    const id = made.subdomain.id as number
+    const texts = []
+    for (let i = 0; i < 3; i++)
+      texts.push(await (await b('/rpc', acct, { ...batchOf(id), ...from('198.51.100.7') })).text())
+    const hits = (await memoised(b)).rpc
+    expect(texts[2]).toBe(texts[0])
+
+    const off = await b('/rpc', acct, { ...batchOf(id), ...from('203.0.113.9') })
+    expect([off.status, ((await off.json()) as Json).error.data.error_code]).toEqual([
+      403,
+      'auth_ip_not_allowed',
+    ])
+
+    const keys = await json(a('/rest/keys', acct, from('198.51.100.7')))
+    const regenerated = await json(
+      a(`/rest/keys/${keys.keys[0].id}/regenerate`, acct, { method: 'POST', ...from('198.51.100.7') }),
+    )
+    const old = await b('/rpc', acct, { ...batchOf(id), ...from('198.51.100.7') })
+    expect([old.status, ((await old.json()) as Json).error.data.error_code]).toEqual([
+      401,
+      'auth_invalid_credentials',
+    ])
+    const fresh = { headers: { 'X-API-Key': acct.apiKey, 'X-API-Secret': regenerated.key.api_secret } }
+    const again = await b('/rpc', fresh, { ...batchOf(id), ...from('198.51.100.7') })
+    expect(await again.text()).toBe(texts[0])
+    expect((await memoised(b)).rpc).toBe(hits)
+  })
+
+  it('when a kept answer’s request crosses the rate limit, then each call is served or refused as without it, and no point is spent twice', async () => {
+    const limited = await replica({ env: { RATE_LIMIT_PER_MINUTE: '46' } })
+    // Its subdomain was made with the same credential: one point of 46 spent.
+    const { a: acct, id } = await accountWithSubdomain(a)
+    const [credential] = await deps.db.$queryRawUnsafe<Array<{ id: string }>>(
+      `SELECT id FROM ${quoteIdent(deps.database.schema)}."api_credential" WHERE public_key = $1`,
+      acct.apiKey,
+    )
+    const ten = post(
+      Array.from({ length: 10 }, (_, i) =>
+        i % 2
+          ? { jsonrpc: '2.0', id: i, method: 'quota.get' }
+          : { jsonrpc: '2.0', id: i, method: 'dns_records.list', params: { subdomain_id: id } },
+      ),
+    )
+    const answers: Array<{ status: number; body: Json[] }> = []
+    const hits: number[] = []
+    for (let i = 0; i < 6; i++) {
+      const res = await limited('/rpc', acct, ten)
+      answers.push({ status: res.status, body: (await res.json()) as Json[] })
+      hits.push((await memoised(limited)).rpc)
+    }
+    const shape = (body: Json[]) => body.map((r) => (r.result ? 'ok' : r.error.data.error_code))
+    const refused = Array<string>(5).fill('rate_limit_exceeded')
+    expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 200])
+    expect(answers.map((x) => shape(x.body))).toEqual([
+      ...Array(4).fill(Array(10).fill('ok')),
+      [...Array(5).fill('ok'), ...refused],
+      [...refused, ...refused],
+    ])
+    // The fourth was the kept answer (the first ones cached the principal, then the views);
+    // the fifth found it too, and ran its calls with the points it had taken for them (points
+    // 42-51: five allowed, five refused).
+    expect([hits[3]! - hits[2]!, hits[4]! - hits[3]!]).toEqual([1, 1])
+    expect(answers[3]).toEqual(answers[0])
+    expect(answers[4]!.body.slice(0, 5)).toEqual(answers[0]!.body.slice(0, 5))
+    const counter = await redisGet(`rl:dns-manager:credential:cred:${credential!.id}`)
+    expect(counter).toBe('61')
+  })
+
+  it('when a kept query crosses the rate limit, then the field past it is refused as without the memo', async () => {
+    const limited = await replica({ env: { RATE_LIMIT_PER_MINUTE: '6' } })
+    // One point of 6 spent making the subdomain, two per query.
+    const { a: acct, id } = await accountWithSubdomain(a)
+    const before = await memoised(limited)
+    const answers: Json[] = []
+    for (let i = 0; i < 3; i++) answers.push(await (await limited('/graphql', acct, queryOf(id))).json())
+    expect(answers[1]).toEqual(answers[0])
+    expect((await memoised(limited)).graphql).toBe(before.graphql + 1)
+    // Points 6 and 7: quota is served (the first root field), dnsRecords refused.
+    expect(answers[2]!.data.quota).toEqual(answers[0]!.data.quota)
+    expect(answers[2]!.data.dnsRecords).toBeNull()
+    expect(answers[2]!.errors.map((e: Json) => [e.path, e.extensions.code])).toEqual([
+      [['dnsRecords'], 'rate_limit_exceeded'],
+    ])
   })
 })
 

@@ -1,0 +1,124 @@
+import client from 'prom-client'
+import type { ViewCache } from '../domain/ports.ts'
+import type { Principal } from '../domain/service.ts'
+import type { RpcHttpAnswer } from './rpc.ts'
+
+/** A kept answer, and how many rate-limit points the request it answers spends. */
+export interface Memoised<T> {
+  answer: T
+  points: number
+}
+
+interface Memo<T> extends Memoised<T> {
+  token: string
+  /** The views cache's values the answer was made of (one per counted call). */
+  views: readonly unknown[]
+  size: number
+}
+
+export interface AnswerMemo<T> {
+  /**
+   * The answer kept for this credential's request, if every view it was made of is still the
+   * one the views cache would hand this request (its token, the values themselves).
+   */
+  get(principal: Principal, request: string): Memoised<T> | undefined
+  /**
+   * Keeps a request's answer when it was made of views cache values alone, one per counted call
+   * (`views`): nothing is kept (and `make` is not called) when one of them is not held under the
+   * principal's token. `make` gives the answer and its size in bytes.
+   */
+  keep(
+    principal: Principal,
+    request: string,
+    views: readonly unknown[],
+    make: () => { answer: T; size: number },
+  ): T | undefined
+}
+
+/**
+ * Whole answers to read-only requests that are made of an account's cached views alone (a
+ * JSON-RPC batch of reads, a GraphQL query), per process: the same request again, from the same
+ * credential, gets the same bytes without running its calls, as long as each view it was made of
+ * is still the one the views cache holds (store/view-cache.ts, `holds`: the same object under the
+ * request's token, neither too old nor past its own time). Every change the views show replaces
+ * that token, so the answer is dropped exactly when one of its views would be read again.
+ * Authentication still runs on every request (the credential, the API switch, the allow list),
+ * and so does the rate limit: the caller spends the answer's points before using it.
+ *
+ * Keyed by credential and the request's text (the parsed body, serialised); at most `maxBytes`
+ * of answers and keys, the least recently used first out. Without a views cache (the memory kv),
+ * nothing is held and nothing is kept.
+ */
+export function answerMemo<T>(
+  views: ViewCache,
+  options: { maxBytes?: number; onHit?: () => void } = {},
+): AnswerMemo<T> {
+  const maxBytes = options.maxBytes ?? 4 * 1024 * 1024
+  const memos = new Map<string, Memo<T>>()
+  let bytes = 0
+  const drop = (key: string, memo: Memo<T>) => {
+    memos.delete(key)
+    bytes -= memo.size
+  }
+  const keyOf = (principal: Principal, request: string) => `${principal.credentialId}\n${request}`
+
+  return {
+    get(principal, request) {
+      const token = principal.viewToken ?? null
+      if (token === null) return undefined
+      const key = keyOf(principal, request)
+      const memo = memos.get(key)
+      if (!memo) return undefined
+      if (memo.token !== token || !memo.views.every((view) => views.holds(view, token))) {
+        drop(key, memo)
+        return undefined
+      }
+      // Most recently used last, so the first key is the one to let go.
+      memos.delete(key)
+      memos.set(key, memo)
+      options.onHit?.()
+      return memo
+    },
+
+    keep(principal, request, made, make) {
+      const token = principal.viewToken ?? null
+      if (token === null || made.length === 0 || !made.every((view) => views.holds(view, token)))
+        return undefined
+      const { answer, size } = make()
+      const key = keyOf(principal, request)
+      const total = size + 2 * key.length + 64 * made.length
+      if (total > maxBytes / 16) return answer
+      const current = memos.get(key)
+      if (current) drop(key, current)
+      memos.set(key, { answer, points: made.length, token, views: made, size: total })
+      bytes += total
+      for (const [oldest, old] of memos) {
+        if (bytes <= maxBytes) break
+        drop(oldest, old)
+      }
+      return answer
+    },
+  }
+}
+
+/** The memos of the two call styles that have them, counted for the scraper. */
+export function answerMemos(views: ViewCache | undefined) {
+  const hits = new client.Counter({
+    name: 'dns_manager_memoised_answers_total',
+    help: 'Read-only requests answered from the answer kept for the same request (answer-memo.ts), by call style',
+    labelNames: ['style'] as const,
+    registers: [],
+  })
+  const memo = <T>(style: 'rpc' | 'graphql') => {
+    hits.labels(style).inc(0)
+    return views && answerMemo<T>(views, { onHit: () => hits.labels(style).inc() })
+  }
+  return {
+    rpc: memo<RpcHttpAnswer>('rpc'),
+    graphql: memo<Buffer>('graphql'),
+    /** Adds the counter to the app's registry. */
+    register(target: client.Registry) {
+      target.registerMetric(hits)
+    },
+  }
+}
