@@ -105,7 +105,7 @@ export function answerMemo<T>(
 export function answerMemos(views: ViewCache | undefined) {
   const hits = new client.Counter({
     name: 'dns_manager_memoised_answers_total',
-    help: 'Read-only requests answered from the answer kept for the same request (answer-memo.ts), by call style',
+    help: 'Read-only requests that found their whole answer kept from the same request before (answer-memo.ts), by call style; one whose rate-limit points were refused then runs its calls as usual',
     labelNames: ['style'] as const,
     registers: [],
   })
