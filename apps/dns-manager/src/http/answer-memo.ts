@@ -11,6 +11,8 @@ export interface Memoised<T> {
 
 interface Memo<T> extends Memoised<T> {
   token: string
+  /** When it last moved to the recently used end (at most once a second, as the views cache does). */
+  movedAt: number
   /** The views cache's values the answer was made of (one per counted call). */
   views: readonly unknown[]
   size: number
@@ -51,9 +53,10 @@ export interface AnswerMemo<T> {
  */
 export function answerMemo<T>(
   views: ViewCache,
-  options: { maxBytes?: number; onHit?: () => void } = {},
+  options: { maxBytes?: number; onHit?: () => void; now?: () => number } = {},
 ): AnswerMemo<T> {
   const maxBytes = options.maxBytes ?? 4 * 1024 * 1024
+  const clock = options.now ?? (() => performance.now())
   const memos = new Map<string, Memo<T>>()
   let bytes = 0
   const drop = (key: string, memo: Memo<T>) => {
@@ -73,9 +76,13 @@ export function answerMemo<T>(
         drop(key, memo)
         return undefined
       }
-      // Most recently used last, so the first key is the one to let go.
-      memos.delete(key)
-      memos.set(key, memo)
+      // Most recently used last, so the first key is the one to let go (moved at most once a second).
+      const now = clock()
+      if (now - memo.movedAt >= 1000) {
+        memo.movedAt = now
+        memos.delete(key)
+        memos.set(key, memo)
+      }
       options.onHit?.()
       return memo
     },
@@ -90,7 +97,14 @@ export function answerMemo<T>(
       if (total > maxBytes / 16) return answer
       const current = memos.get(key)
       if (current) drop(key, current)
-      memos.set(key, { answer, points: made.length, token, views: made, size: total })
+      memos.set(key, {
+        answer,
+        points: made.length,
+        token,
+        views: made,
+        size: total,
+        movedAt: clock(),
+      })
       bytes += total
       for (const [oldest, old] of memos) {
         if (bytes <= maxBytes) break

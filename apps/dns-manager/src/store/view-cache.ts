@@ -16,6 +16,8 @@ interface Entry {
   id: string
   token: string
   cachedAt: number
+  /** When it last moved to the recently used end (at most once a second: see read). */
+  movedAt: number
   validUntil: number
   value: object
   bytes: number
@@ -65,9 +67,14 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
       const began = generation
       if (entry) {
         if (usable(entry, token, now)) {
-          // Most recently used last, so the first key is the one to let go.
-          entries.delete(id)
-          entries.set(id, entry)
+          // Most recently used last, so the first key is the one to let go; moved at most once a
+          // second, since each move adds a slot to the map's table (a new table now and then,
+          // which under load survived into the old generation as garbage).
+          if (now - entry.movedAt >= 1000) {
+            entry.movedAt = now
+            entries.delete(id)
+            entries.set(id, entry)
+          }
           return entry.value as T
         }
         drop(id, entry)
@@ -79,7 +86,7 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
       if (size > maxBytes / 16 || began !== generation) return value
       const current = entries.get(id)
       if (current) drop(id, current)
-      const kept: Entry = { id, token, cachedAt: now, validUntil, value, bytes: size }
+      const kept: Entry = { id, token, cachedAt: now, movedAt: now, validUntil, value, bytes: size }
       entries.set(id, kept)
       entryOf.set(value, kept)
       bytes += size

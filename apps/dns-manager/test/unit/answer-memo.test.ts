@@ -97,11 +97,13 @@ describe('answerMemo', () => {
 
   it('when answers pass the byte budget, then the least recently used go first, and one too large is not kept', async () => {
     const cache = views()
-    const memo = answerMemo<string>(cache, { maxBytes: 16 * 1024 })
+    const memo = answerMemo<string>(cache, { maxBytes: 16 * 1024, now: () => now })
     const quota = await read(cache, 't', 'quota', { used: 1 })
     const answer = 'x'.repeat(400)
     for (const request of ['r1', 'r2', 'r3', 'r4']) memo.keep(principal('t'), request, [quota], made(answer))
-    // About 484 bytes each with the key and its view: 33 fit. r1, used, is no longer the oldest.
+    // About 484 bytes each with the key and its view: 33 fit. r1, used a second later, is no
+    // longer the oldest (a use within the second does not move it).
+    now += 1_000
     expect(memo.get(principal('t'), 'r1')?.answer).toBe(answer)
     for (let i = 5; i <= 36; i++) memo.keep(principal('t'), `r${i}`, [quota], made(answer))
     for (const gone of ['r2', 'r3', 'r4']) expect(memo.get(principal('t'), gone)).toBeUndefined()

@@ -63,6 +63,7 @@ describe('cachedViews', () => {
     // Each value costs about 2 × 420 bytes: a 16 kB budget keeps 19 of them, and none over 1 kB.
     const views = cachedViews({ maxAgeMs: 60_000, maxBytes: 16_000, now: () => now })
     for (let i = 0; i < 19; i++) await views.read('a', 't', `k${i}`, load({ filler }))
+    now += 1_000 // a value moves to the recently used end at most once a second
     await views.read('a', 't', 'k0', load({ filler })) // k0 is now the most recently used
     for (let i = 19; i < 22; i++) await views.read('a', 't', `k${i}`, load({ filler }))
     loads = 0
