@@ -1,6 +1,7 @@
 import client from 'prom-client'
 import type { ViewCache } from '../domain/ports.ts'
 import type { Principal } from '../domain/service.ts'
+import type { Pipeline } from './pipeline.ts'
 import type { RpcHttpAnswer } from './rpc.ts'
 
 /** A kept answer, and how many rate-limit points the request it answers spends. */
@@ -113,6 +114,29 @@ export function answerMemo<T>(
       return answer
     },
   }
+}
+
+/** A request's memo key: its body as JSON (up to 16 KB), all its answer depends on but the credential. */
+export function requestKey(body: object): string | undefined {
+  const text = JSON.stringify(body)
+  return text.length <= 16 * 1024 ? text : undefined
+}
+
+/**
+ * The answer kept for this request, once its points are spent (`answer`); otherwise the spend its
+ * calls are to use: the pipeline's, or, when one of those points was refused, the decisions
+ * taken (each call then refused or served as it would be without the memo).
+ */
+export async function keptAnswer<T>(
+  memo: AnswerMemo<T>,
+  pipeline: Pipeline,
+  principal: Principal,
+  key: string,
+): Promise<{ answer: T } | { spend: Pipeline['spend'] }> {
+  const kept = memo.get(principal, key)
+  if (!kept) return { spend: pipeline.spend }
+  const decisions = await pipeline.spendEach(principal, kept.points)
+  return decisions.every((d) => d.allowed) ? { answer: kept.answer } : { spend: pipeline.prepaid(decisions) }
 }
 
 /** The memos of the two call styles that have them, counted for the scraper. */

@@ -30,7 +30,7 @@ import { z } from 'zod'
 import { PER_PAGE_DEFAULT, PER_PAGE_MAX, type Principal } from '../domain/service.ts'
 import { checkDocument, checkNesting, type DocumentLimits } from './graphql-limits.ts'
 import { graphqlSchemaSource } from './graphql-schema.ts'
-import type { AnswerMemo } from './answer-memo.ts'
+import { type AnswerMemo, keptAnswer, requestKey } from './answer-memo.ts'
 import type { Operation } from './operation.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -400,18 +400,18 @@ export function createGraphQL(
         // are spent. A refused point runs the query as usual, with the decisions taken (each
         // root field refused or served as it would be).
         const { memo } = options
-        const memoKey = memo ? memoKeyOf(body) : undefined
+        const memoKey =
+          memo && typeof body === 'object' && body !== null && !Array.isArray(body)
+            ? requestKey(body)
+            : undefined
         let spend = pipeline.spend
         if (memoKey !== undefined) {
-          const kept = memo!.get(principal, memoKey)
-          if (kept) {
-            const decisions = await pipeline.spendEach(principal, kept.points)
-            if (decisions.every((d) => d.allowed)) {
-              executions.labels('memo').inc()
-              return new HotAnswer(200, undefined, kept.answer)
-            }
-            spend = pipeline.prepaid(decisions)
+          const kept = await keptAnswer(memo!, pipeline, principal, memoKey)
+          if ('answer' in kept) {
+            executions.labels('memo').inc()
+            return new HotAnswer(200, undefined, kept.answer)
           }
+          spend = kept.spend
         }
         let admitted: Admitted
         try {
@@ -594,13 +594,6 @@ function locatedAsGraphQLJs(
     selections = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet.selections] : []))
   }
   return locatedError(error.originalError ?? error, nodes, path)
-}
-
-/** A request's memo key: its body, all its answer depends on but the credential (the memo's). */
-function memoKeyOf(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined
-  const text = JSON.stringify(body)
-  return text.length <= MAX_CACHED_QUERY ? text : undefined
 }
 
 /** Documents the fast path keeps parsed and validated, and the longest query text it keeps. */

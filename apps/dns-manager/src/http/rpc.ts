@@ -6,7 +6,7 @@ import { type Logger, requestIp } from '@quartet/core/log'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Principal } from '../domain/service.ts'
-import type { AnswerMemo } from './answer-memo.ts'
+import { type AnswerMemo, keptAnswer, requestKey } from './answer-memo.ts'
 import type { Operation } from './operation.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -210,15 +210,12 @@ export function createRpcHandler(
     // The same read-only request, answered before from cached views alone that are still the
     // ones it would read: the same answer, once its points are spent. A refused point runs the
     // calls as usual, with the decisions taken (each call refused or served as it would be).
-    const memoKey = options.memo && readOnly ? memoKeyOf(body) : undefined
+    const memoKey = options.memo && readOnly ? requestKey(body) : undefined
     let spend = pipeline.spend
     if (memoKey !== undefined) {
-      const kept = options.memo!.get(principal, memoKey)
-      if (kept) {
-        const decisions = await pipeline.spendEach(principal, kept.points)
-        if (decisions.every((d) => d.allowed)) return kept.answer
-        spend = pipeline.prepaid(decisions)
-      }
+      const kept = await keptAnswer(options.memo!, pipeline, principal, memoKey)
+      if ('answer' in kept) return kept.answer
+      spend = kept.spend
     }
 
     // A batch of reads runs side by side (JSON-RPC 2.0 lets a server run a batch's calls in any
@@ -269,12 +266,6 @@ export function createRpcHandler(
       )
     return answer
   }
-}
-
-/** A request's memo key: its body (up to 16 KB of JSON), all its answer depends on but the credential. */
-function memoKeyOf(body: object): string | undefined {
-  const text = JSON.stringify(body)
-  return text.length <= 16 * 1024 ? text : undefined
 }
 
 const methodOf = (call: unknown): string =>
