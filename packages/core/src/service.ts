@@ -1,4 +1,4 @@
-import './wasm-tiering.ts'
+import './v8-flags.ts'
 import path from 'node:path'
 import type { Express } from 'express'
 import { dependencyFailure } from './errors.ts'
