@@ -22,9 +22,9 @@ setFlagsFromString('--liftoff-only')
 /**
  * No allocation-site pretenuring. V8 watches how many objects of each object or array literal
  * outlive a young-generation GC, and once most of them do, allocates that literal straight into
- * the old generation from then on. Under load a request's objects live for a Redis or
- * Postgres round trip, and at times (a scavenge landing while a group commit is in flight) a
- * per-request literal crosses the threshold: from then on every request put its objects, and the
+ * the old generation. Under load a request's objects live for a Redis or Postgres round trip,
+ * and at times (a scavenge landing while a group commit is in flight) a per-request literal
+ * crosses the threshold: from then on every request put its objects, and the
  * command strings and buffers they point to, in the old generation, which grew ~500 bytes a
  * request until V8's first mark-compact near 100 MB. Measured on dns-manager (bench/memory,
  * 10 s of GET /rest/quota at 50 connections): old space after the load 90-95 MB and RSS 206-235
