@@ -936,7 +936,16 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
     }
   }
 
-  log.info({ port, url: `http://${host}:${port}`, metricsUrl: metricsServer?.url }, 'listening')
+  log.info(
+    {
+      port,
+      url: `http://${host}:${port}`,
+      metricsUrl: metricsServer?.url,
+      node: process.version,
+      nodeFlags: process.execArgv,
+    },
+    'listening',
+  )
   return { server, port, url: `http://${host}:${port}`, metricsUrl: metricsServer?.url, shutdown }
 }
 
