@@ -6,6 +6,7 @@ import { serve, type Serving } from './http.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
 import { applyMigrations } from './migrate.ts'
+import { collectStartUpGarbage } from './start-up-gc.ts'
 
 /** The config every app shares (see config.ts `baseConfigShape`). */
 export interface BaseConfig {
@@ -115,6 +116,7 @@ export async function runService<C extends BaseConfig>(options: {
       kv,
       whenAvailable: (what, work) => whenAvailable(logger, what, work),
     })
+    collectStartUpGarbage()
     return await serve(built.app, {
       port: config.PORT,
       host: config.HOST,
