@@ -78,6 +78,11 @@ await build({
   // sources made that ~50 MB more heap per service (bench/memory).
   sourcesContent: false,
   legalComments: 'linked',
+  // V8 keeps each script's whole source for as long as the process runs (it compiles functions
+  // lazily from it), so comments and indentation were heap: dns-manager's bundle went from
+  // 6.8 to 4.8 MB, and its idle RSS down by 3 MB. Names are kept, so stacks still name the
+  // functions; the maps give positions (`node --enable-source-maps`).
+  minifyWhitespace: true,
   logLevel: 'warning',
   // Optional native add-ons and dev-only embedded Postgres are never part of a service bundle.
   external: ['pg-native', '@electric-sql/pglite'],

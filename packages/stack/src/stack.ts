@@ -134,8 +134,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ]
       : // No --enable-source-maps: node then parses each bundle's map at start and maps every
         // error's stack through it, which cost each service 10–70 MB (bench/memory, BENCHMARKS.md).
-        // Stacks still name the functions (the bundles are not minified); for mapped ones run
-        // `node --enable-source-maps apps/<app>/dist/main.js`, or `pnpm dev`.
+        // Stacks still name the functions (only whitespace and comments are minified); for mapped
+        // positions run `node --enable-source-maps apps/<app>/dist/main.js`, or `pnpm dev`.
         [entry]
     const child = spawn(process.execPath, args, {
       cwd: dir,
