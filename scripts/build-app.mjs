@@ -90,11 +90,10 @@ await build({
 })
 for (const [file, bytes] of wasmFiles) writeFileSync(path.join(appDir, 'dist', file), bytes)
 
-// esbuild escapes non-ASCII text in strings and regular expressions (charset ascii) but keeps
-// comments as they are, and one character above U+00FF in a comment ('…', '→') made V8 hold the
-// whole bundle's source as two bytes a character: 7 MB of heap for key-info's 3.5 MB bundle.
-// What is left outside ASCII is in comments, so it becomes '?' (one UTF-16 unit for one, so
-// source map columns stay right).
+// esbuild escapes non-ASCII text in strings and regular expressions (charset ascii) and the
+// whitespace minification drops comments, so a bundle is pure ASCII. One character above U+00FF
+// anywhere (a '…' in a comment did it once) makes V8 hold the whole source at two bytes a
+// character: 7 MB of heap for key-info's 3.5 MB bundle. Such a build fails here.
 for (const entry of entryPoints) {
   const out = path.join(appDir, 'dist', `${entry.out}.js`)
   const text = readFileSync(out, 'utf8')
@@ -110,6 +109,12 @@ for (const entry of entryPoints) {
     )
     process.exit(1)
   }
-  if (/[^\x00-\x7f]/.test(text)) writeFileSync(out, text.replace(/[^\x00-\x7f]/g, '?'))
+  const nonAscii = /[^\x00-\x7f]/.exec(text)
+  if (nonAscii) {
+    console.error(
+      `build-app: ${out} holds a non-ASCII character (${JSON.stringify(nonAscii[0])} at ${nonAscii.index}): V8 would keep the whole bundle at two bytes a character`,
+    )
+    process.exit(1)
+  }
 }
 console.log(`built ${entryPoints.map((e) => e.in).join(', ')} → dist/`)
