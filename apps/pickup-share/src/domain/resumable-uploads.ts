@@ -92,6 +92,13 @@ export class ResumableUploads {
     await this.d.reservations.storeHadNoRoom(instance, pathname)
   }
 
+  /** Past its expiry, or gone already (swept, or never a resumable upload of this store). */
+  async expired(instance: string, pathname: string): Promise<boolean> {
+    const [row] = await this.d.shares.issuedUploads([{ storeInstance: instance, pathname }])
+    if (!row || row.resumableUntil === null) return !row
+    return row.resumableUntil.getTime() <= this.d.clock.now().getTime()
+  }
+
   /**
    * Unfinished tus uploads past their expiry: partial data removed, permission deleted and its
    * reservation given back, once (the row's delete decides who releases). Returns how many.

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { FileStore } from '@tus/file-store'
 import { MemoryLocker, Server } from '@tus/server'
-import { type DataStore, EVENTS, type Locker, type Upload } from '@tus/utils'
+import { type DataStore, EVENTS, type Lock, type Locker, type Upload } from '@tus/utils'
 import type { ResumableDataPort } from '../domain/ports.ts'
 import type { StorageDriver } from '../domain/storage.ts'
 import type { Logger } from '@quartet/core/log'
@@ -22,6 +22,21 @@ export interface TusHooks {
   finished(instance: string, pathname: string): Promise<void>
   /** The client terminated an unfinished upload. */
   terminated(instance: string, pathname: string): Promise<void>
+  /** The upload is past its expiry (or already swept): a request that had to let go of it ends 410. */
+  expired(instance: string, pathname: string): Promise<boolean>
+}
+
+/**
+ * How long a request asked to let go of an upload (by a newer request for it, or the expiry sweep)
+ * may go on writing: what it has received is still written, then it ends. tus waits 3 s by default,
+ * which let a PATCH outlive its upload's expiry (0 means "the default" to @tus/server).
+ */
+const LOCK_DRAIN_MS = 1
+
+/** Why a request stopped writing: its upload expired meanwhile and is being removed. */
+const UPLOAD_EXPIRED = {
+  status_code: 410,
+  body: 'this upload has expired and is removed; ask for a new permission\n',
 }
 
 /** The pathname as it appears in an upload URL: one path segment. */
@@ -83,7 +98,8 @@ export class TusEndpoints implements ResumableDataPort {
     const server = new Server({
       path: this.endpointOf(instance),
       datastore,
-      locker: this.locker,
+      locker: this.expiryAwareLocker(instance),
+      lockDrainTimeout: LOCK_DRAIN_MS,
       disableTerminationForFinishedUploads: true,
       // Behind a proxy the relative URL resolves against what the client used.
       generateUrl: (_req, { path: base, id }) => `${base}/${encodeUploadId(id)}`,
@@ -123,8 +139,40 @@ export class TusEndpoints implements ResumableDataPort {
   }
 
   /**
+   * The shared locker, and one thing more for tus's requests: a request that was asked to let go
+   * of its upload and finds it expired ends with 410 Gone once the lock is released, rather than a
+   * 204 for bytes the sweep is about to remove (it then retries nothing: a 4xx is final to tus
+   * clients). Asking costs one look at the permission, and only for a request asked to let go.
+   */
+  private expiryAwareLocker(instance: string): Locker {
+    return {
+      newLock: (id: string): Lock => {
+        const lock = this.locker.newLock(id)
+        let askedToLetGo = false
+        return {
+          lock: (signal, requestRelease) =>
+            lock.lock(signal, () => {
+              askedToLetGo = true
+              requestRelease()
+            }),
+          unlock: async () => {
+            await lock.unlock()
+            if (!askedToLetGo) return
+            // Unknown (the database is away): the request ends as tus ends it, with its offset.
+            const expired = await this.hooks?.expired(instance, id).catch(() => false)
+            if (expired) throw UPLOAD_EXPIRED
+          },
+        }
+      },
+    }
+  }
+
+  /**
    * Under the upload's lock (a request still writing to it is asked to stop, as tus does for a
-   * newer request): a finished upload is left alone, an unfinished one is removed from the store.
+   * newer request, and is let go at once): a finished upload is left alone, an unfinished one is
+   * removed from the store. An upload whose last byte is written but which its request has not put
+   * in place yet (that happens after tus releases the lock) counts as finished, and is put in place
+   * here: the request's own placing then finds it there.
    */
   async expireIfUnfinished(instance: string, pathname: string): Promise<'finished' | 'removed'> {
     const server = await this.serverFor(instance)
@@ -140,6 +188,11 @@ export class TusEndpoints implements ResumableDataPort {
     }
     try {
       if (await driver.stat(pathname)) return 'finished'
+      const upload = await server.datastore.getUpload(pathname).catch(() => null)
+      if (upload && upload.size !== undefined && upload.offset === upload.size) {
+        await this.placeFinished(driver, upload)
+        return 'finished'
+      }
       try {
         // blob: the partial file and its record; bucket: the multipart upload and the .info record.
         await server.datastore.remove(pathname)
