@@ -6,7 +6,9 @@
 //      reads, and the GraphQL query of quota + subdomains,
 // on the same database, and prints the ratios (service ÷ baseline, each against the baseline
 // answering the same read in the same round) as JSON and as the markdown rows for BENCHMARKS.md,
-// with p99 latency, the CPU time each process spent per request, and the load average.
+// with p99 latency, the CPU time each process spent per request, the load average, and which
+// path answered the JSON-RPC and GraphQL requests (kept answers, graphql-jit, graphql-js, Yoga;
+// from the service's /metrics at the end).
 //
 //   pnpm --filter @quartet/dns-manager build
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=redis://127.0.0.1:6379] \
@@ -51,6 +53,8 @@ const env = {
   LOG_LEVEL: 'error',
   RATE_LIMIT_PER_MINUTE: '1000000',
   JOBS_INTERVAL_MS: '0',
+  // Read once at the end: how the JSON-RPC and GraphQL requests were answered.
+  METRICS_TOKEN: `bench-metrics-${process.pid}-token`,
 }
 for (const k of Object.keys(env)) if (k.startsWith('DNS_MANAGER_')) delete env[k]
 
@@ -267,6 +271,17 @@ async function main() {
   const ratios = Object.fromEntries(
     chosen.map(([name]) => [name, Number(median(rounds.map((r) => r[name].ratio)).toFixed(2))]),
   )
+  // Which path answered (a kept answer, graphql-jit, graphql-js, Yoga), over the whole run.
+  const metrics = await (
+    await fetch(svc('/metrics'), { headers: { authorization: `Bearer ${env.METRICS_TOKEN}` } })
+  ).text()
+  const answeredBy = Object.fromEntries(
+    [
+      ...metrics.matchAll(
+        /^dns_manager_(graphql_executions|memoised_answers)_total\{(\w+)="([^"]+)"[^}]*\} (\d+)/gm,
+      ),
+    ].map(([, metric, , label, value]) => [`${metric}{${label}}`, Number(value)]),
+  )
   const out = {
     when: new Date().toISOString(),
     node: process.version,
@@ -277,6 +292,7 @@ async function main() {
     load_average_1_5_15_per_round: loads,
     results,
     ratio_vs_baseline: ratios,
+    answered_by: answeredBy,
   }
   console.log(JSON.stringify(out, null, 2))
   console.log(
@@ -289,6 +305,11 @@ async function main() {
     )
   }
   console.log(`\nload average (1/5/15 min) at each round's start and the end: ${loads.join(' → ')}`)
+  console.log(
+    `answered by: ${Object.entries(answeredBy)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  )
 }
 
 try {
