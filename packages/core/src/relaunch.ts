@@ -6,8 +6,9 @@ import { missingCommandLineFlags } from './v8-flags.ts'
  * loaded: when node was started without COMMAND_LINE_FLAGS (`./v8-flags.ts`) or without the
  * MALLOC_ENVIRONMENT settings (`./malloc-env.ts`), it replaces itself with
  * `node <the missing flags> <its own flags> <script> <arguments>`, the missing settings added to
- * its environment, through `process.execve`: the same pid, the rest of the environment and open stdio, so a container's PID 1, a supervisor or a test that
- * holds the pid sees one process throughout. It costs one more start of node itself, before the
+ * its environment, through `process.execve`: the same pid, the rest of the environment and open
+ * stdio, so a container's PID 1, a supervisor or a test that holds the pid sees one process
+ * throughout. It costs one more start of node itself, before the
  * bundle loads (tens of milliseconds of `ready`).
  *
  * Node 20 has no `process.execve` and needs neither flag (its defaults are what the flags set);
@@ -40,7 +41,7 @@ if (
         { ...process.env, ...malloc },
       )
     } catch {
-      // Runs on V8's defaults: more memory, nothing else changes.
+      // Runs on V8's and glibc's defaults: more memory, nothing else changes.
     }
   }
 }
