@@ -27,7 +27,7 @@ export const ZConfig = z.object({
     .regex(/^[a-z][a-z0-9_]{1,15}$/, 'must be a short lowercase prefix such as dnsm_')
     .default('dnsm_'),
   MAX_API_KEYS: zInt(3, 1, 100),
-  RATE_LIMIT_PER_MINUTE: zInt(60, 1, 1_000_000),
+  RATE_LIMIT_PER_MINUTE: zInt(60, 1, 1_000_000_000),
   RPC_MAX_BATCH: zInt(20, 1, 1000),
   GRAPHQL_MAX_DEPTH: zInt(8, 2, 50),
   GRAPHQL_MAX_FIELDS: zInt(200, 10, 10_000),

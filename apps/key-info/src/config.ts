@@ -4,7 +4,7 @@ import { z } from 'zod'
 export const ZConfig = z.object({
   ...baseConfigShape({ port: 3002, schema: 'key_info', appName: 'key-info' }),
   /** Requests per minute per API key on every /api/v1 route (429 with Retry-After above it). */
-  KEY_RATE_LIMIT_PER_MINUTE: zInt(600, 1, 1_000_000),
+  KEY_RATE_LIMIT_PER_MINUTE: zInt(600, 1, 1_000_000_000),
   /** Default free-model requests per UTC day for a key that sets none (not on the free tier). */
   FREE_MODEL_DAILY_LIMIT: zInt(1000, 0, 100_000_000),
   /** The same default for free-tier keys. */
