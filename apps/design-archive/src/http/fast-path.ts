@@ -10,6 +10,7 @@ import {
   DOCUMENT_SECURITY_HEADERS,
   entityHeaders,
   isNotModified,
+  NOT_IN_304,
   sendPreflight,
 } from './documents.ts'
 import { type Coding, negotiateEncoding } from './negotiation.ts'
@@ -92,11 +93,12 @@ export function installDocumentFastPath(
   const headerBlocks = (release: ServedRelease, document: ServedDocument) => {
     let blocks = blocksOf.get(document)
     if (!blocks) {
-      const common = [
+      const pairs = [
         ...DOCUMENT_SECURITY_HEADERS,
         ...CORS_HEADERS,
         ...entityHeaders(release, document, options.cacheControl),
-      ].flat()
+      ]
+      const common = pairs.flat()
       const ok = (length: number, coding?: string) => [
         ...common,
         'Content-Type',
@@ -106,7 +108,7 @@ export function installDocumentFastPath(
         String(length),
       ]
       blocks = {
-        notModified: common,
+        notModified: pairs.filter(([name]) => name !== NOT_IN_304).flat(),
         identity: ok(document.raw.length),
         gzip: ok(document.gzip.length, 'gzip'),
         br: ok(document.br.length, 'br'),

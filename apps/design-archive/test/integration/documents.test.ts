@@ -140,6 +140,11 @@ describe('conditional requests', () => {
     expect(res.headers['etag']).toBe(etag)
     expect(res.headers['cache-control']).toBe('public, max-age=60')
     expect(res.headers['vary']).toBe('Accept-Encoding')
+    // RFC 9110 §15.4.5: with an ETag, no other representation metadata; the cache keeps its own.
+    expect(res.headers['last-modified']).toBeUndefined()
+    expect(res.headers['content-type']).toBeUndefined()
+    expect(res.headers['access-control-allow-origin']).toBe('*')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
   })
 
   it('when If-None-Match is weak, a list or *, then it still matches (weak comparison)', async () => {
