@@ -15,7 +15,10 @@
 // how close the service gets to what Node itself can do.
 //
 // Knobs: BENCH_SECONDS (5 per run), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), NGINX_WORKERS (1: one nginx worker against
-// one Node process; "auto" uses every core), NGINX (nginx binary, default nginx on PATH).
+// one Node process; "auto" uses every core), NGINX (nginx binary, default nginx on PATH),
+// BENCH_SERVICE_NODE (the node binary that runs the service and bare node, default the one
+// running this script; autocannon stays on this one, so the client is the same whichever Node
+// serves).
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -70,7 +73,8 @@ if (!existsSync(path.join(appDir, 'dist', 'main.js'))) {
   if (built.status !== 0) throw new Error('build failed')
 }
 const servicePort = await freePort()
-const service = spawn(process.execPath, [path.join(appDir, 'dist', 'main.js')], {
+const serviceNode = process.env.BENCH_SERVICE_NODE || process.execPath
+const service = spawn(serviceNode, [path.join(appDir, 'dist', 'main.js')], {
   cwd: appDir,
   env: {
     PATH: process.env.PATH,
@@ -150,7 +154,7 @@ const nginxUrl = `http://127.0.0.1:${nginxPort}`
 await waitFor(`${nginxUrl}/design-api/v1/manifest.json`)
 
 const barePort = await freePort()
-const bare = spawn(process.execPath, [path.join(here, 'bare-node.mjs'), String(barePort), docDir], {
+const bare = spawn(serviceNode, [path.join(here, 'bare-node.mjs'), String(barePort), docDir], {
   stdio: 'inherit',
 })
 children.push(bare)
@@ -291,6 +295,7 @@ writeFileSync(
     {
       measured_at: new Date().toISOString(),
       node: process.version,
+      service_node: spawnSync(serviceNode, ['--version'], { encoding: 'utf8' }).stdout.trim(),
       cpus: os.cpus().length,
       seconds: SECONDS,
       rounds: ROUNDS,
