@@ -2,29 +2,27 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
 /**
- * One full garbage collection between start-up and serving, called by `runService` once the app
- * is built and before it listens.
+ * One young-generation collection (a scavenge) between start-up and serving, called by
+ * `runService` once the app is built and before it listens.
  *
  * A service's start allocates a lot that dies at once (module initialisation, the migration
- * check, building the app) and only scavenges run during it, so V8 grows the young generation
- * and promotes some of that garbage into the old one. Nothing frees either while the service
- * idles: V8 gives memory back through its memory reducer, which it starts only after a full
- * collection, and an idle process allocates too little to reach one. Measured with bench/memory
- * (BENCHMARKS.md), RSS 10 s after ready on Node 24: dns-manager 120 → 99-101 MB, pickup-share
- * 108 → 87-89; and 10 s after the load, with the memory reducer running from then on,
- * dns-manager 183-188 → 122-126. The collection takes 20-35 ms, before the first request.
+ * check, building the app), and an idle process allocates too little to reach the next scavenge:
+ * that garbage sat in the young generation for as long as the service idled. Measured with
+ * bench/memory on Node 24.21 (2026-11-25), RSS 10 s after ready: dns-manager 114 → 92 MB,
+ * pickup-share 103 → 84, key-info 90 → 76, design-archive 84 → 70. It takes a few milliseconds,
+ * before the first request.
+ *
+ * Not a full collection, which this was until 2026-11-25: a forced mark-compact at that point
+ * frees the hidden classes that only short-lived objects had (node's tick objects, its stream
+ * and request objects), and V8's caches for defining properties in literals then miss on the
+ * new classes and go megamorphic for good. From then on every request paid for it in the
+ * runtime: design-archive's 304 cost 14 µs of CPU instead of 11.3 (perf:
+ * Runtime_DefineKeyedOwnPropertyInLiteral under process.nextTick), pickup-share's downloads ran at
+ * 0.41-0.46 of nginx's speed instead of 1.0-1.1, and in bench/memory's 10 s load key-info and
+ * dns-manager answered a third of the requests. A scavenge moves objects but frees no class.
  *
  * `gc` is V8's own function, exposed for the one context created here and taken back at once:
  * no other code sees a global `gc`.
- *
- * The collection runs with one tick in node's queue. `process.nextTick` builds each tick as an
- * object literal with computed keys, and V8 defines those keys through a cache of the object's
- * hidden class. A full collection that finds no tick alive frees that class; the next tick gets a
- * new one, the cache no longer matches, and V8 gives up caching there for good: from then on
- * every tick defines its keys in the runtime. Measured on design-archive (a 304 of
- * manifest.json, 50 connections, both Nodes; `perf` showed
- * Runtime_DefineKeyedOwnPropertyInLiteral under nextTick), that cost 2-2.5 µs of CPU a request,
- * 11.3 → 14 µs, in every service. The queued tick keeps the class alive through the collection.
  */
 export function collectStartUpGarbage(): void {
   setFlagsFromString('--expose-gc')
@@ -34,9 +32,5 @@ export function collectStartUpGarbage(): void {
   } finally {
     setFlagsFromString('--no-expose-gc')
   }
-  if (typeof gc !== 'function') return
-  process.nextTick(keepTickClass)
-  gc()
+  if (typeof gc === 'function') (gc as (options: { type: 'minor' }) => void)({ type: 'minor' })
 }
-
-const keepTickClass = (): void => {}
