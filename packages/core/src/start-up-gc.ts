@@ -17,9 +17,9 @@ import { runInNewContext } from 'node:vm'
  * and request objects), and V8's caches for defining properties in literals then miss on the
  * new classes and go megamorphic for good. From then on every request paid for it in the
  * runtime: design-archive's 304 cost 14 µs of CPU instead of 11.3 (perf:
- * Runtime_DefineKeyedOwnPropertyInLiteral under process.nextTick), pickup-share's downloads ran at
- * 0.41-0.46 of nginx's speed instead of 1.0-1.1, and in bench/memory's 10 s load key-info and
- * dns-manager answered a third of the requests. A scavenge moves objects but frees no class.
+ * Runtime_DefineKeyedOwnPropertyInLiteral under process.nextTick), and pickup-share's downloads
+ * ran at 0.41-0.46 of nginx's speed instead of 1.0-1.1. A scavenge moves objects but frees no
+ * class.
  *
  * `gc` is V8's own function, exposed for the one context created here and taken back at once:
  * no other code sees a global `gc`.
