@@ -7,6 +7,7 @@ import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
 import { applyMigrations } from './migrate.ts'
 import { collectStartUpGarbage } from './start-up-gc.ts'
+import { keepTickObjectClass } from './tick-class.ts'
 
 /** The config every app shares (see config.ts `baseConfigShape`). */
 export interface BaseConfig {
@@ -81,6 +82,8 @@ export async function runService<C extends BaseConfig>(options: {
   migrationsDir: string
   build: (runtime: ServiceRuntime<C>) => Promise<BuiltService> | BuiltService
 }): Promise<Serving> {
+  // Before anything that could run a full collection (migrations, Prisma's start).
+  keepTickObjectClass()
   let config: C
   try {
     config = options.loadConfig()

@@ -19,7 +19,8 @@ import { runInNewContext } from 'node:vm'
  * runtime: design-archive's 304 cost 14 µs of CPU instead of 11.3 (perf:
  * Runtime_DefineKeyedOwnPropertyInLiteral under process.nextTick), and pickup-share's downloads
  * ran at 0.41-0.46 of nginx's speed instead of 1.0-1.1. A scavenge moves objects but frees no
- * class.
+ * class. (The tick objects' class is now kept for good, `./tick-class.ts`, since Node 24's V8
+ * runs full collections of its own once a process idles.)
  *
  * `gc` is V8's own function, exposed for the one context created here and taken back at once:
  * no other code sees a global `gc`.
