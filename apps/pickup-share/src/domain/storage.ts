@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 
 /**
  * The storage port. Every storage kind (local disk "blob", S3-compatible "bucket", and the
@@ -30,6 +30,20 @@ export interface ByteRange {
   start: number
   end: number
 }
+
+/**
+ * A stream from `openRead` that can also write itself to a connection, with buffers it reuses
+ * instead of a new one a chunk (the blob store's files, storage/file-range-stream.ts). The
+ * HTTP layer uses it for a download when the stream has it, and reads the stream otherwise.
+ * `handed` is told each chunk's size as it is given to `out`; the promise settles once the
+ * last write finished, or rejects when `out` closed or a read failed.
+ */
+export interface DirectSend {
+  sendTo(out: Writable, handed: (bytes: number) => void): Promise<void>
+}
+
+export const sendsDirectly = (stream: Readable): stream is Readable & DirectSend =>
+  typeof (stream as Readable & Partial<DirectSend>).sendTo === 'function'
 
 export interface ListedObject {
   pathname: string

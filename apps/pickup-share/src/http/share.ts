@@ -14,6 +14,7 @@ import {
   ZMediaType,
 } from '../domain/filenames.ts'
 import type { OpenDownload } from '../domain/shares.ts'
+import { sendsDirectly } from '../domain/storage.ts'
 import { clientKey, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -358,12 +359,18 @@ export function registerShare(app: Express, s: Services): void {
       return
     }
     // The bytes handed to the connection: what the transfer rule counts as sent.
-    const sent = new ByteCounter()
+    let sent = 0
+    const handed = (bytes: number) => {
+      sent += bytes
+    }
     res.on('close', () => {
-      file.done(sent.bytes).catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
+      file.done(sent).catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
     })
     try {
-      await pipeline(file.stream, sent, res)
+      if (sendsDirectly(file.stream)) {
+        await file.stream.sendTo(res, handed)
+        res.end()
+      } else await pipeline(file.stream, new ByteCounter(handed), res)
     } catch (err) {
       // The client went away or the store broke mid-stream; the response is already under way.
       req.log.warn({ err }, 'download stream ended early')
@@ -372,11 +379,13 @@ export function registerShare(app: Express, s: Services): void {
   }
 }
 
-/** Counts the bytes that pass. */
+/** Tells `counted` the size of each chunk that passes. */
 class ByteCounter extends Transform {
-  bytes = 0
+  constructor(private readonly counted: (bytes: number) => void) {
+    super()
+  }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length
+    this.counted(chunk.length)
     done(null, chunk)
   }
 }

@@ -14,6 +14,7 @@ import type {
   StorageDriver,
   UploadPermission,
 } from '../domain/storage.ts'
+import { FileRangeStream } from './file-range-stream.ts'
 import { putLimit } from './limit.ts'
 import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 
@@ -147,8 +148,7 @@ export class BlobStore implements StorageDriver {
     }
     try {
       const { size } = await handle.stat()
-      const stream = handle.createReadStream({ highWaterMark: 1024 * 1024, ...(range ?? {}) })
-      return { stream, size }
+      return { stream: new FileRangeStream(handle, range?.start ?? 0, range?.end ?? size - 1), size }
     } catch (err) {
       await handle.close()
       throw err
