@@ -6,7 +6,7 @@ import { serve, type Serving } from './http.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
 import { applyMigrations } from './migrate.ts'
-import { collectStartUpGarbage } from './start-up-gc.ts'
+import { collectStartUpGarbage, scavengeWhenIdle } from './start-up-gc.ts'
 import { keepTickObjectClass } from './tick-class.ts'
 
 /** The config every app shares (see config.ts `baseConfigShape`). */
@@ -120,6 +120,7 @@ export async function runService<C extends BaseConfig>(options: {
       whenAvailable: (what, work) => whenAvailable(logger, what, work),
     })
     collectStartUpGarbage()
+    const stopScavenging = scavengeWhenIdle()
     return await serve(built.app, {
       port: config.PORT,
       host: config.HOST,
@@ -128,7 +129,7 @@ export async function runService<C extends BaseConfig>(options: {
       shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
       metricsPort: config.METRICS_PORT,
       metricsHost: config.METRICS_HOST,
-      onShutdown: [() => built.close(), () => kv.close()],
+      onShutdown: [async () => stopScavenging(), () => built.close(), () => kv.close()],
     })
   } catch (err) {
     logger.fatal({ err }, 'start-up failed')

@@ -1,9 +1,22 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapSpaceStatistics } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { collectStartUpGarbage } from '../src/start-up-gc.ts'
+import { collectStartUpGarbage, scavengeWhenIdle } from '../src/start-up-gc.ts'
 
-const youngBytes = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size
+const youngSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!
+const youngBytes = () => youngSpace().space_used_size
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Allocates ~`mb` MB that dies at once: V8 grows the young generation for it. */
+function allocateGarbage(mb: number): void {
+  let last: number[] = []
+  for (let i = 0; i < mb * 160; i++) last = new Array(800).fill(i)
+  expect(last).toHaveLength(800)
+}
+/** Keeps the event loop busy for `ms` (one synchronous stretch). */
+function busyFor(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until) allocateGarbage(1)
+}
 
 /** The one collection `runService` makes between start-up and serving. */
 describe('collectStartUpGarbage', () => {
@@ -46,4 +59,42 @@ describe('collectStartUpGarbage', () => {
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined()
     expect(runInNewContext('typeof gc')).toBe('undefined')
   })
+})
+
+describe('scavengeWhenIdle', () => {
+  it('collects when the loop idled and the young generation had grown, not while the loop is busy', async () => {
+    let calls = 0
+    allocateGarbage(100)
+    expect(youngSpace().space_size).toBeGreaterThan(4 * 1024 * 1024)
+    const stop = scavengeWhenIdle(100, () => calls++)
+    try {
+      // Busy for most of each period: no collection.
+      for (let i = 0; i < 4; i++) {
+        busyFor(90)
+        await sleep(15)
+      }
+      expect(calls).toBe(0)
+      await sleep(250)
+      expect(calls).toBeGreaterThanOrEqual(1)
+    } finally {
+      stop()
+    }
+    const after = calls
+    await sleep(250)
+    expect(calls).toBe(after)
+  })
+
+  it('gives the grown young generation back once V8 sees the allocation rate low', async () => {
+    allocateGarbage(100)
+    const grown = youngSpace().space_size
+    expect(grown).toBeGreaterThan(4 * 1024 * 1024)
+    // V8 judges the rate over the last 5 s: the first period after 5.5 s of idling.
+    const stop = scavengeWhenIdle(5500)
+    try {
+      await sleep(6000)
+    } finally {
+      stop()
+    }
+    expect(youngSpace().space_size).toBeLessThan(grown / 4)
+  }, 15_000)
 })
