@@ -15,7 +15,9 @@
 // results.json here.
 //
 // Knobs: BENCH_ROUNDS (5), BENCH_DOWNLOADS (8), BENCH_PARALLEL (2), BENCH_SIZE_MB (100),
-// NGINX_WORKERS (1: one nginx worker against one Node process), NGINX (binary, default nginx).
+// NGINX_WORKERS (1: one nginx worker against one Node process), NGINX (binary, default nginx),
+// BENCH_SERVICE_NODE (the node binary that runs the service, default the one running this
+// script; the downloading client stays on this one).
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import {
@@ -86,7 +88,8 @@ if (!existsSync(path.join(appDir, 'dist', 'main.js'))) {
   if (built.status !== 0) throw new Error('build failed')
 }
 const servicePort = await freePort()
-const service = spawn(process.execPath, [path.join(appDir, 'dist', 'main.js')], {
+const serviceNode = process.env.BENCH_SERVICE_NODE || process.execPath
+const service = spawn(serviceNode, [path.join(appDir, 'dist', 'main.js')], {
   cwd: appDir,
   env: {
     PATH: process.env.PATH,
@@ -261,7 +264,12 @@ for (let r = 0; r < ROUNDS; r++) {
 
 const summary = {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+  machine: {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model,
+    node: process.version,
+    service_node: spawnSync(serviceNode, ['--version'], { encoding: 'utf8' }).stdout.trim(),
+  },
   sizeMB: SIZE / 1024 / 1024,
   rounds: ROUNDS,
   downloadsPerRound: DOWNLOADS * PARALLEL,
