@@ -78,6 +78,9 @@ export class FileRangeStream extends Readable implements DirectSend {
         this.position += bytesRead
         handed(bytesRead)
         writing = written(out, buffer.subarray(0, bytesRead))
+        // Handled now, awaited after the next read: a client that leaves while the disk is read
+        // must not be an unhandled rejection (node would end the process for it).
+        writing.catch(() => {})
       }
       await writing
     } finally {
