@@ -62,6 +62,9 @@ describe('collectStartUpGarbage', () => {
 })
 
 describe('scavengeWhenIdle', () => {
+  // Whether V8 then shrinks the young generation is its own judgement of the allocation rate,
+  // which a loaded CI worker may not pass in a few seconds: bench/memory measures that
+  // (BENCHMARKS.md, "Issue 17, afternoon"). Here: when it collects, and when not.
   it('collects when the loop idled and the young generation had grown, not while the loop is busy', async () => {
     let calls = 0
     allocateGarbage(100)
@@ -83,18 +86,4 @@ describe('scavengeWhenIdle', () => {
     await sleep(250)
     expect(calls).toBe(after)
   })
-
-  it('gives the grown young generation back once V8 sees the allocation rate low', async () => {
-    allocateGarbage(100)
-    const grown = youngSpace().space_size
-    expect(grown).toBeGreaterThan(4 * 1024 * 1024)
-    // V8 judges the rate over the last 5 s: the first period after 5.5 s of idling.
-    const stop = scavengeWhenIdle(5500)
-    try {
-      await sleep(6000)
-    } finally {
-      stop()
-    }
-    expect(youngSpace().space_size).toBeLessThan(grown / 4)
-  }, 15_000)
 })
