@@ -217,10 +217,12 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
       'when a pool is ended while a handler is between two of its queries (its client went away, it runs on), then the second query still runs and the pool ends after it',
       async () => {
         const pool = createPgPool(testDatabaseUrl(), { max: 2 })
-        // A handler: one query, some other work (a provider call), then its write.
+        // A handler: one query, some other work (a provider call), then its write. The gap is
+        // well inside the 100 ms the pool waits for quiet, so that a loaded machine's late timer
+        // (CI on Node 24 once fired this one more than 50 ms late) does not outlast it.
         const handler = (async () => {
           await pool.query('select 1')
-          await new Promise((resolve) => setTimeout(resolve, 50))
+          await new Promise((resolve) => setTimeout(resolve, 10))
           return (await pool.query('select 2 as x')).rows
         })()
         await new Promise((resolve) => setTimeout(resolve, 20))
