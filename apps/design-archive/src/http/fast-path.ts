@@ -108,7 +108,7 @@ export function installDocumentFastPath(
         String(length),
       ]
       blocks = {
-        notModified: pairs.filter(([name]) => name !== NOT_IN_304).flat(),
+        notModified: pairs.filter(([name]) => !NOT_IN_304.has(name)).flat(),
         identity: ok(document.raw.length),
         gzip: ok(document.gzip.length, 'gzip'),
         br: ok(document.br.length, 'br'),

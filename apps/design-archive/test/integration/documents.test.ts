@@ -144,7 +144,13 @@ describe('conditional requests', () => {
     expect(res.headers['last-modified']).toBeUndefined()
     expect(res.headers['content-type']).toBeUndefined()
     expect(res.headers['access-control-allow-origin']).toBe('*')
-    expect(res.headers['x-content-type-options']).toBe('nosniff')
+    expect(res.headers['access-control-expose-headers']).toBe('ETag, X-Request-Id')
+    expect(res.headers['x-request-id']).toEqual(expect.any(String))
+    // The security headers govern a body, and a 304 has none: the stored 200 keeps its own.
+    for (const name of ['content-security-policy', 'x-content-type-options', 'x-frame-options'])
+      expect(res.headers[name]).toBeUndefined()
+    for (const name of ['referrer-policy', 'strict-transport-security'])
+      expect(res.headers[name]).toBeUndefined()
   })
 
   it('when If-None-Match is weak, a list or *, then it still matches (weak comparison)', async () => {
