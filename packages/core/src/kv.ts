@@ -33,7 +33,7 @@ export interface KeyValueStore {
    * (the caller has a fallback). Redis sends the hits made while one command is on its way as
    * the next command (group commit).
    */
-  hitWindow(key: string, by: number, windowMs: number, reads?: string[]): Promise<WindowHit>
+  hitWindow(key: string, by: number, windowMs: number, reads?: readonly string[]): Promise<WindowHit>
   /** Remaining time to live in ms; null when the key is missing or has no expiry. */
   ttlMs(key: string): Promise<number | null>
   /** Reachability probe for /readyz. */
@@ -68,8 +68,10 @@ if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) 
 return v`
 
 /**
- * Hits on fixed windows, in order, each its own step: ARGV holds (by, windowMs, number of reads)
- * per hit; KEYS holds each hit's counter followed by its reads. Each hit answers
+ * Hits on fixed windows, in order, each its own step: ARGV[1] holds "by windowMs reads" per hit,
+ * space-separated (one argument for the whole command rather than three a hit: each argument is
+ * a string and several more to write, per hit, on every request); KEYS holds each hit's counter
+ * followed by its reads. Each hit answers
  * {count, ttl, 1, reads…}; {count, ttl, 0, error} when it was counted but a read failed (a key
  * of another type); {false, error} when it could not be counted. A failing hit fails alone
  * (pcall): the others in the command are answered as if it had not been there.
@@ -81,8 +83,10 @@ local function failed(reply)
 end
 local out = {}
 local k = 1
-for h = 1, #ARGV / 3 do
-  local by, windowMs, reads = ARGV[3 * h - 2], ARGV[3 * h - 1], tonumber(ARGV[3 * h])
+local h = 0
+for by, windowMs, readCount in string.gmatch(ARGV[1], '(%-?%d+) (%d+) (%d+)') do
+  h = h + 1
+  local reads = tonumber(readCount)
   if windowMs == '0' then
     -- No counter, only reads (getMany): MGET's answer, as a hit counting 0.
     local values = redis.call('MGET', unpack(KEYS, k, k + reads - 1))
@@ -123,6 +127,8 @@ for h = 1, #ARGV / 3 do
 end
 return out`
 
+const NO_READS: readonly string[] = Object.freeze([])
+
 type HitAnswer = [number | null, number | string, ...Array<string | number | null>]
 
 interface PendingHit {
@@ -130,7 +136,7 @@ interface PendingHit {
   key: string | null
   by: number
   windowMs: number
-  reads: string[]
+  reads: readonly string[]
   resolve(hit: WindowHit): void
   reject(err: unknown): void
 }
@@ -180,7 +186,9 @@ export class RedisKeyValueStore implements KeyValueStore {
     redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
     // The number of keys is given per call.
     redis.defineCommand('quartetHitWindows', { lua: HIT_WINDOWS })
-    this.untilFirstConnection = firstConnection(redis, Math.max(redis.options.commandTimeout ?? 0, 2000))
+    const first = firstConnection(redis, Math.max(redis.options.commandTimeout ?? 0, 2000))
+    this.untilFirstConnection = first.wait
+    this.waitsForFirstConnection = first.waiting
   }
 
   /**
@@ -189,6 +197,7 @@ export class RedisKeyValueStore implements KeyValueStore {
    * they wait for that first connection, bounded.
    */
   private readonly untilFirstConnection: () => Promise<void>
+  private readonly waitsForFirstConnection: () => boolean
 
   private readonly ownsClient: boolean
 
@@ -235,9 +244,9 @@ export class RedisKeyValueStore implements KeyValueStore {
    * request made while the last one was out, not one MGET each (under load, each command's
    * write costs the sender more than the reads). Atomic, as MGET is: one script reads them all.
    */
-  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
-    if (keys.length === 0) return []
-    return (await this.grouped(null, 0, 0, keys)).values!
+  getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return Promise.resolve([])
+    return this.grouped(null, 0, 0, keys).then(valuesOf)
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
@@ -280,24 +289,47 @@ export class RedisKeyValueStore implements KeyValueStore {
     return v === null ? null : Number(v)
   }
 
-  async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
-    return this.grouped(key, integer(by), positive(windowMs), reads)
+  hitWindow(
+    key: string,
+    by: number,
+    windowMs: number,
+    reads: readonly string[] = NO_READS,
+  ): Promise<WindowHit> {
+    try {
+      return this.grouped(key, integer(by), positive(windowMs), reads)
+    } catch (err) {
+      return Promise.reject(err as Error)
+    }
   }
 
-  private async grouped(
+  /**
+   * Not an async function: under load this runs twice a request, and each async layer (this
+   * one, ready(), its wait for the first connection) is a promise and a suspended frame more of
+   * short-lived garbage. Only a client still making its first connection waits for it.
+   */
+  private grouped(
     key: string | null,
     by: number,
     windowMs: number,
     reads: readonly string[],
   ): Promise<WindowHit> {
-    await this.ready()
-    this.mustBeConnected()
-    if (this.pendingHits.length >= this.maxPendingHits)
-      throw new Error(`kv busy: ${this.pendingHits.length} hits waiting for Redis`)
+    if (this.waitsForFirstConnection()) return this.ready().then(() => this.grouped(key, by, windowMs, reads))
     return new Promise<WindowHit>((resolve, reject) => {
-      this.pendingHits.push({ key, by, windowMs, reads: [...reads], resolve, reject })
+      if (Date.now() < this.pausedUntil)
+        throw new Error('kv not connected (paused: Redis did not answer moments ago)')
+      this.mustBeConnected()
+      if (this.pendingHits.length >= this.maxPendingHits)
+        throw new Error(`kv busy: ${this.pendingHits.length} hits waiting for Redis`)
+      this.pendingHits.push({
+        key,
+        by,
+        windowMs,
+        reads: reads.length === 0 ? NO_READS : reads.slice(),
+        resolve,
+        reject,
+      })
       // Hits made in this same turn go together; while a command is out, the next one gathers.
-      if (!this.hitsInFlight && this.pendingHits.length === 1) queueMicrotask(() => this.sendHits())
+      if (!this.hitsInFlight && this.pendingHits.length === 1) queueMicrotask(this.sendPendingHits)
     })
   }
 
@@ -314,6 +346,8 @@ export class RedisKeyValueStore implements KeyValueStore {
   private readonly hitTimeoutMs: number
   private readonly maxPendingHits: number
   private readonly maxHitsPerCommand: number
+
+  private readonly sendPendingHits = (): void => this.sendHits()
 
   private sendHits(): void {
     if (this.hitsInFlight || this.pendingHits.length === 0) return
@@ -346,13 +380,14 @@ export class RedisKeyValueStore implements KeyValueStore {
       const args: number[] = []
       for (const hit of batch) {
         if (hit.key !== null) keys.push(hit.key)
-        keys.push(...hit.reads)
+        for (const read of hit.reads) keys.push(read)
         args.push(hit.by, hit.windowMs, hit.reads.length)
       }
+      // ioredis flattens its arguments one level: the keys, without spreading them, then ARGV[1].
       const redis = this.redis as Redis & {
-        quartetHitWindows(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<HitAnswer[]>
+        quartetHitWindows(numberOfKeys: number, keys: string[], hits: string): Promise<HitAnswer[]>
       }
-      redis.quartetHitWindows(keys.length, ...keys, ...args).then(
+      redis.quartetHitWindows(keys.length, keys, args.join(' ')).then(
         (answers) => settle(answers),
         (err: unknown) => settle(null, err),
       )
@@ -500,7 +535,12 @@ export class MemoryKeyValueStore implements KeyValueStore {
     return current - 1
   }
 
-  async hitWindow(key: string, by: number, windowMs: number, reads: string[] = []): Promise<WindowHit> {
+  async hitWindow(
+    key: string,
+    by: number,
+    windowMs: number,
+    reads: readonly string[] = [],
+  ): Promise<WindowHit> {
     integer(by)
     const ttl = positive(windowMs)
     const entry = this.live(key)
@@ -532,7 +572,10 @@ export class MemoryKeyValueStore implements KeyValueStore {
 }
 
 /** Resolves once the client is first ready, or after `timeoutMs`, whichever comes first. */
-function firstConnection(redis: Redis, timeoutMs = 2000): () => Promise<void> {
+function firstConnection(
+  redis: Redis,
+  timeoutMs = 2000,
+): { wait: () => Promise<void>; waiting: () => boolean } {
   let pending: Promise<void> | undefined =
     redis.status === 'ready'
       ? undefined
@@ -546,22 +589,27 @@ function firstConnection(redis: Redis, timeoutMs = 2000): () => Promise<void> {
         }).then(() => {
           pending = undefined
         })
-  return async () => {
-    if (pending) await pending
+  return {
+    wait: async () => {
+      if (pending) await pending
+    },
+    waiting: () => pending !== undefined,
   }
 }
+
+const valuesOf = (hit: WindowHit): Array<string | null> => hit.values!
 
 /** One hit's answer from HIT_WINDOWS; throws when it could not be counted. */
 function decodeHit(hit: PendingHit, answer: HitAnswer | undefined): WindowHit {
   if (!answer) throw new Error('kv answered fewer hits than it was sent')
-  const [count, ttlOrError, readsDone, ...values] = answer
-  if (count === null) throw new Error(`kv could not count the hit: ${String(ttlOrError)}`)
+  const count = answer[0]
+  if (count === null) throw new Error(`kv could not count the hit: ${String(answer[1])}`)
   return {
     count,
-    ttlMs: Number(ttlOrError),
-    // A missing key comes back as a nil bulk reply (Lua false): null.
+    ttlMs: Number(answer[1]),
+    // A missing key comes back as a nil bulk reply (Lua false): null. The values follow [count, ttl, done].
     values:
-      readsDone === 1 ? hit.reads.map((_, j) => (values[j] as string | null | undefined) ?? null) : null,
+      answer[2] === 1 ? hit.reads.map((_, j) => (answer[3 + j] as string | null | undefined) ?? null) : null,
   }
 }
 

@@ -21,7 +21,7 @@ export interface RateLimiter {
    * a hot path that needs both. `values` follows `reads` (null for a missing key), or is null
    * when kv could not be read (the decision then came from the in-memory insurance limiter).
    */
-  consumeAndRead(key: string, reads: string[], cost?: number): Promise<DecisionAndValues>
+  consumeAndRead(key: string, reads: readonly string[], cost?: number): Promise<DecisionAndValues>
   /**
    * `count` points for `key` in one round trip, decided as `count` calls of `consume` in a row
    * would be: the decision of each point, in order (the first ones allowed, those past the limit
@@ -60,32 +60,37 @@ export function createRateLimiter(options: {
     remaining: Math.max(0, points - count),
     resetAt: new Date(Date.now() + ttlMs),
   })
-  const hit = async (key: string, reads: string[], cost: number): Promise<WindowHit> => {
+  // Promise chains rather than async functions: consume runs on every request, and each async
+  // layer is one more promise and suspended frame of garbage.
+  const insuranceHit = async (counter: string, cost: number): Promise<WindowHit> => ({
+    ...(await insurance.hitWindow(counter, cost, windowMs)),
+    values: null,
+  })
+  const hit = (key: string, reads: readonly string[], cost: number): Promise<WindowHit> => {
     if (!Number.isSafeInteger(cost) || cost < 1)
-      throw new Error(`rate limit cost must be a positive integer, got ${cost}`)
+      return Promise.reject(new Error(`rate limit cost must be a positive integer, got ${cost}`))
     const counter = `rl:${name}:${key}`
-    try {
-      return await kv.hitWindow(counter, cost, windowMs, reads)
-    } catch {
-      // kv failed this call (Redis down or not connected): count in this process, read nothing.
-      return { ...(await insurance.hitWindow(counter, cost, windowMs)), values: null }
-    }
+    // kv failed this call (Redis down or not connected): count in this process, read nothing.
+    return kv.hitWindow(counter, cost, windowMs, reads).catch(() => insuranceHit(counter, cost))
   }
-  const consumeAndRead = async (key: string, reads: string[], cost: number): Promise<DecisionAndValues> => {
-    const { count, ttlMs, values } = await hit(key, reads, cost)
-    return { decision: decisionAt(count, ttlMs), values }
-  }
+  const decisionOf = (h: WindowHit): RateLimitDecision => decisionAt(h.count, h.ttlMs)
+  const decisionAndValuesOf = (h: WindowHit): DecisionAndValues => ({
+    decision: decisionAt(h.count, h.ttlMs),
+    values: h.values,
+  })
   return {
     points,
     durationSec,
-    consume: async (key, cost = 1) => (await consumeAndRead(key, [], cost)).decision,
-    consumeAndRead: (key, reads, cost = 1) => consumeAndRead(key, reads, cost),
+    consume: (key, cost = 1) => hit(key, NO_READS, cost).then(decisionOf),
+    consumeAndRead: (key, reads, cost = 1) => hit(key, reads, cost).then(decisionAndValuesOf),
     async consumeEach(key, count) {
-      const { count: after, ttlMs } = await hit(key, [], count)
+      const { count: after, ttlMs } = await hit(key, NO_READS, count)
       return Array.from({ length: count }, (_, i) => decisionAt(after - count + 1 + i, ttlMs))
     },
   }
 }
+
+const NO_READS: readonly string[] = Object.freeze([])
 
 /**
  * Sets the IETF draft headers (`RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` in
@@ -121,6 +126,23 @@ export const DEFAULT_IPV6_PREFIX = 64
  */
 export function addressKey(ip: string | undefined, ipv6Prefix = DEFAULT_IPV6_PREFIX): string {
   if (!ip) return 'unknown'
+  // Every authenticated request asks this of its client's address, and a parse is several
+  // objects: the answers of the addresses seen lately are kept (a pure function of the two).
+  let known = addressKeys.get(ipv6Prefix)
+  if (!known) addressKeys.set(ipv6Prefix, (known = new Map()))
+  const kept = known.get(ip)
+  if (kept !== undefined) return kept
+  const key = parsedAddressKey(ip, ipv6Prefix)
+  if (known.size >= ADDRESS_KEYS_KEPT) known.clear()
+  known.set(ip, key)
+  return key
+}
+
+/** How many client addresses' keys addressKey keeps, per prefix length; all go when full. */
+const ADDRESS_KEYS_KEPT = 4096
+const addressKeys = new Map<number, Map<string, string>>()
+
+function parsedAddressKey(ip: string, ipv6Prefix: number): string {
   let addr: ipaddr.IPv4 | ipaddr.IPv6
   try {
     addr = ipaddr.parse(ip)

@@ -275,6 +275,21 @@ function keyValueStoreContract(backend: Backend): void {
       await expect(kv.get(k)).resolves.toBe('50')
     })
 
+    it('when hits of negative, zero and very large amounts go together, then each counts as given', async () => {
+      const k = key('hits-signed')
+      const big = 2 ** 50 + 3
+
+      const hits = await Promise.all([
+        kv.hitWindow(k, 5, 10_000),
+        kv.hitWindow(k, -7, 10_000),
+        kv.hitWindow(k, 0, 10_000),
+        kv.hitWindow(key('hits-big'), big, 10_000),
+      ])
+
+      expect(hits.map((h) => h.count)).toEqual([5, -2, -2, big])
+      await expect(kv.get(k)).resolves.toBe('-2')
+    })
+
     it('when the amount is not an integer or the window not positive, then it refuses', async () => {
       await expect(kv.hitWindow(key('bad'), 1.5, 1000)).rejects.toThrow()
       await expect(kv.hitWindow(key('bad'), 1, 0)).rejects.toThrow()

@@ -50,7 +50,7 @@ function reconnectingKv() {
     for (const listener of listeners) listener()
   }
   let afterNextTokenRead = false
-  const read = (keys: string[]) => {
+  const read = (keys: readonly string[]) => {
     if (afterNextTokenRead && keys.some((key) => key.startsWith('key-version:'))) {
       afterNextTokenRead = false
       reconnect()
