@@ -7,7 +7,7 @@ import {
   RedisKeyValueStore,
   type RedisKeyValueStoreOptions,
 } from '../src/kv.ts'
-import { deleteRedisKeys, uniqueName } from '../src/testing.ts'
+import { deleteRedisKeys, startOwnRedis, uniqueName } from '../src/testing.ts'
 
 /**
  * ONE contract, two implementations: whatever a service relies on must hold for Redis (production)
@@ -598,6 +598,38 @@ describeRedis('RedisKeyValueStore hitWindow while not connected', () => {
       await kv.redis.del('hits')
       await kv.close()
     }
+  })
+})
+
+describe('RedisKeyValueStore after Redis lost its scripts', () => {
+  it('when a SCRIPT FLUSH (or a restart) dropped them, then the next calls load them again and count as before', async () => {
+    // A Redis of the test's own: flushing the shared one's scripts would touch other suites.
+    const own = await startOwnRedis()
+    const kv = RedisKeyValueStore.connect(own.url, `${uniqueName('kvflush')}:`)
+    try {
+      await expect(kv.hitWindow('hits', 1, 10_000, ['other'])).resolves.toMatchObject({ count: 1 })
+      await expect(kv.incrWithTtl('counter', 1, 10_000)).resolves.toBe(1)
+
+      await kv.redis.script('FLUSH')
+
+      // ioredis answers NOSCRIPT by sending the script itself (the reject path of its
+      // commands, which patches/ioredis@6.0.0.patch moves): each call still counts once.
+      await expect(kv.hitWindow('hits', 2, 10_000, ['other'])).resolves.toMatchObject({
+        count: 3,
+        values: [null],
+      })
+      await expect(kv.incrWithTtl('counter', 1, 10_000)).resolves.toBe(2)
+      await expect(kv.hitWindow('hits', 1, 10_000)).resolves.toMatchObject({ count: 4 })
+    } finally {
+      await kv.close()
+      await own.stop()
+    }
+  })
+
+  it('when ioredis is installed, then it carries the patch that keeps its commands out of the old generation', () => {
+    // README, "Memory and start-up": without it every command was promoted under load.
+    const command = require('ioredis').Command as { prototype: Record<string, unknown> }
+    expect(typeof command.prototype._convertError).toBe('function')
   })
 })
 
