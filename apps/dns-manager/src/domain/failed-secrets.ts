@@ -82,7 +82,9 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
     async admit(ip, readAhead = []) {
       const address = addressKey(ip, limits.ipv6Prefix)
       const askedAt = performance.now()
-      const values = await orNull(kv.getMany([`rl:${BY_ADDRESS}:${address}`, ...readAhead]))
+      const keys = [`rl:${BY_ADDRESS}:${address}`]
+      for (const key of readAhead) keys.push(key)
+      const values = await kv.getMany(keys).catch(unreadable)
       const failures = toCount(values?.[0] ?? null)
       if (failures >= limits.perAddress) throw await refusalFor(BY_ADDRESS, address)
       return { address, failures, readAhead: values ? { values: values.slice(1), askedAt } : 'unreadable' }
@@ -99,12 +101,20 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
       throw new ApiError('auth_invalid_credentials', 'API key or secret is invalid')
     },
 
-    async succeeded(attempt, credentialId) {
-      if (attempt.failures === 0) return
-      if ((await countOf(BY_KEY, credentialId)) >= limits.perKey) throw await refusalFor(BY_KEY, credentialId)
+    succeeded(attempt, credentialId) {
+      // Every authentication ends here: without a failure of this address, no promise of its own.
+      if (attempt.failures === 0) return ADMITTED
+      return countOf(BY_KEY, credentialId).then(async (count) => {
+        if (count >= limits.perKey) throw await refusalFor(BY_KEY, credentialId)
+      })
     },
   }
 }
+
+const ADMITTED: Promise<void> = Promise.resolve()
+
+/** A kv read that failed (core's Redis client fails a command unanswered in 500 ms) reads as null. */
+const unreadable = (): null => null
 
 function toCount(value: string | null): number {
   const count = Number(value ?? 0)
