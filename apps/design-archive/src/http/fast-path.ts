@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { requestIdFor } from '@quartet/core/log'
 import type { Express } from 'express'
 import { answerBeforeExpress, type HttpApp } from '@quartet/core/http'
+import { prebuiltHead, sendPrebuilt, type PrebuiltHead } from '@quartet/core/prebuilt-head'
 import { BASE_PATH, isDocumentName } from '../domain/documents.ts'
 import type { ReleaseCache } from '../domain/release-cache.ts'
 import type { ServedDocument, ServedRelease } from '../domain/release-cache.ts'
@@ -17,8 +18,9 @@ import { type Coding, negotiateEncoding } from './negotiation.ts'
 
 /**
  * Bodies up to this size are also kept as latin1 text (one byte a character, the same bytes):
- * node writes a string body in one write with the head, where a Buffer costs a second chunk.
- * Larger ones stay Buffers: their copy into a string per request would cost more than it saves.
+ * sendPrebuilt writes a string body in one write with the head, where a Buffer costs a second
+ * chunk. Larger ones stay Buffers: their copy into a string per request would cost more than it
+ * saves.
  */
 const SINGLE_WRITE_BYTES = 16 * 1024
 const sendable = (bytes: Buffer): Buffer | string =>
@@ -57,38 +59,36 @@ export function installDocumentFastPath(
       sendPreflight(res)
     } else {
       const blocks = headerBlocks(release, document)
-      let status: number
-      let headers: string[]
+      let answer: Answer
       let body: Buffer | string | undefined
       if (isNotModified(req, release, document)) {
-        status = 304
-        headers = blocks.notModified
+        answer = blocks.notModified
       } else {
         const coding = negotiateEncoding(req.headers['accept-encoding'])
-        status = 200
-        headers = blocks[coding]
+        answer = blocks[coding]
         body = method === 'HEAD' ? undefined : blocks.bodies[coding]
       }
-      // writeHead copies the flat list synchronously, so the shared block can carry this
-      // request's id for the duration of the call.
-      headers.push('X-Request-Id', requestId)
-      try {
-        res.writeHead(status, headers)
-      } finally {
-        headers.length -= 2
+      if (!sendPrebuilt(res, answer.head, requestId, body)) {
+        // A head node builds itself (a closing connection, HTTP/1.0, a draining server): the
+        // same lines through writeHead.
+        res.writeHead(answer.head.status, [...answer.headers, 'X-Request-Id', requestId])
+        if (typeof body === 'string') res.end(body, 'latin1')
+        else res.end(body)
       }
-      // A small body as latin1 text goes out in the same write as the head (node prepends the
-      // head to a string body); a Buffer would take a second chunk (cork, writev).
-      if (typeof body === 'string') res.end(body, 'latin1')
-      else res.end(body)
     }
     options.observe(method, ROUTE, res.statusCode, (performance.now() - started) / 1000)
     return true
   }
 
-  // Per document of a release: the complete header list of each response it can get, built once.
-  // Same headers sendDocument sets (a test compares the two paths header by header).
-  type Blocks = Record<'notModified' | Coding, string[]> & { bodies: Record<Coding, Buffer | string> }
+  // Per document of a release: the complete head of each response it can get, built once (and
+  // its header list, for the requests whose head node builds). Same headers sendDocument sets (a
+  // test compares the two paths header by header).
+  type Answer = { head: PrebuiltHead; headers: string[] }
+  type Blocks = Record<'notModified' | Coding, Answer> & { bodies: Record<Coding, Buffer | string> }
+  const answerOf = (status: number, pairs: Array<readonly [string, string]>): Answer => ({
+    head: prebuiltHead(status, pairs),
+    headers: pairs.flat(),
+  })
   const blocksOf = new WeakMap<ServedDocument, Blocks>()
   const headerBlocks = (release: ServedRelease, document: ServedDocument) => {
     let blocks = blocksOf.get(document)
@@ -98,17 +98,18 @@ export function installDocumentFastPath(
         ...CORS_HEADERS,
         ...entityHeaders(release, document, options.cacheControl),
       ]
-      const common = pairs.flat()
-      const ok = (length: number, coding?: string) => [
-        ...common,
-        'Content-Type',
-        'application/json; charset=utf-8',
-        ...(coding ? ['Content-Encoding', coding] : []),
-        'Content-Length',
-        String(length),
-      ]
+      const ok = (length: number, coding?: string) =>
+        answerOf(200, [
+          ...pairs,
+          ['Content-Type', 'application/json; charset=utf-8'],
+          ...(coding ? [['Content-Encoding', coding] as const] : []),
+          ['Content-Length', String(length)],
+        ])
       blocks = {
-        notModified: pairs.filter(([name]) => !NOT_IN_304.has(name)).flat(),
+        notModified: answerOf(
+          304,
+          pairs.filter(([name]) => !NOT_IN_304.has(name)),
+        ),
         identity: ok(document.raw.length),
         gzip: ok(document.gzip.length, 'gzip'),
         br: ok(document.br.length, 'br'),

@@ -1,0 +1,152 @@
+import { STATUS_CODES, validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http'
+
+/**
+ * A response head whose header lines were validated and joined once, for answers that repeat
+ * the same headers on every request (design-archive's documents).
+ *
+ * `writeHead` checks every header line of every response against two regular expressions and
+ * builds the head string anew: for a 304 of eight lines that was a third of the service's own
+ * work per request (perf: `_storeHeader`, `processHeader`). And `end(body)` corks the socket
+ * and writes the head-and-body text and an empty chunk through `writev`, where one string
+ * written alone takes the direct path. `sendPrebuilt` gives node the finished head (and a small
+ * body with it) as the response's head text, which node writes in one `write`.
+ *
+ * Only what node would decide the same way for every request is prebuilt. What node decides per
+ * request (the `Date`, `Connection` and `Keep-Alive` lines) is added the way `_storeHeader`
+ * adds them, and every request whose head node would build differently (a connection that
+ * closes, HTTP/1.0, `Expect`, a header already set on the response, such as the `Connection:
+ * close` of a draining server) is left to `writeHead`: `sendPrebuilt` then writes nothing and
+ * returns false. A test compares the bytes on the wire of both ways, on every Node the matrix
+ * runs, so a change in node's internals fails there rather than in production.
+ */
+export interface PrebuiltHead {
+  readonly status: number
+  readonly reason: string
+  /** The status line and the header lines, each ending in CRLF. */
+  readonly text: string
+  /** False for 304, 204 and 1xx: node sends no body, and `sendPrebuilt` none either. */
+  readonly hasBody: boolean
+}
+
+/** Header names node writes or interprets itself: never part of a prebuilt head. */
+const NODE_OWNED = new Set(['connection', 'keep-alive', 'date', 'transfer-encoding', 'trailer', 'expect'])
+
+export function prebuiltHead(
+  status: number,
+  headers: ReadonlyArray<readonly [string, string]>,
+): PrebuiltHead {
+  const reason = STATUS_CODES[status]
+  if (!Number.isInteger(status) || reason === undefined) throw new RangeError(`no such status: ${status}`)
+  const hasBody = !(status === 204 || status === 304 || (status >= 100 && status < 200))
+  let text = `HTTP/1.1 ${status} ${reason}\r\n`
+  let contentLength = false
+  for (const [name, value] of headers) {
+    validateHeaderName(name)
+    validateHeaderValue(name, value)
+    const lower = name.toLowerCase()
+    if (NODE_OWNED.has(lower)) throw new Error(`${name} is node's to write, not a prebuilt head's`)
+    if (lower === 'content-length') contentLength = true
+    text += `${name}: ${value}\r\n`
+  }
+  // Without a length node would frame the body with chunked encoding, a per-response decision.
+  if (hasBody && !contentLength) throw new Error(`a prebuilt ${status} needs a Content-Length`)
+  return { status, reason, text, hasBody }
+}
+
+/** What node's ServerResponse keeps, read (and written) here by their long-standing names. */
+interface NodeResponse {
+  _header: string | null
+  _headerSent: boolean
+  _hasBody: boolean
+  _keepAliveTimeout?: number
+  _maxRequestsPerSocket?: number
+  _defaultKeepAlive?: boolean
+  _removedConnection?: boolean
+  _expect_continue?: boolean
+  shouldKeepAlive?: boolean
+  useChunkedEncodingByDefault?: boolean
+  maxRequestsOnConnectionReached?: boolean
+}
+
+/**
+ * Sends `head`, an `X-Request-Id` line and, where the status has one, `body`: a string (sent
+ * as latin1, one byte a character, in the same write as the head) or a Buffer. Returns false,
+ * having written nothing, when node would build this request's head differently from the
+ * prebuilt one; the caller then answers with `writeHead`. Must be the first thing that writes
+ * to `res`.
+ */
+export function sendPrebuilt(
+  res: ServerResponse,
+  head: PrebuiltHead,
+  requestId: string,
+  body?: string | Buffer,
+): boolean {
+  const r = res as unknown as NodeResponse
+  if (
+    r.shouldKeepAlive !== true ||
+    r.useChunkedEncodingByDefault !== true ||
+    r.maxRequestsOnConnectionReached !== false ||
+    r._expect_continue !== false ||
+    r._removedConnection === true ||
+    r._defaultKeepAlive !== true ||
+    typeof r._keepAliveTimeout !== 'number' ||
+    !res.sendDate ||
+    res.headersSent ||
+    res.getHeaderNames().length > 0
+  )
+    return false
+
+  res.statusCode = head.status
+  res.statusMessage = head.reason
+  if (!head.hasBody) r._hasBody = false
+  const sendsBody = r._hasBody && body !== undefined
+  const text =
+    head.text +
+    'X-Request-Id: ' +
+    requestId +
+    '\r\nDate: ' +
+    httpDate() +
+    '\r\n' +
+    connectionLines(r._keepAliveTimeout, r._maxRequestsPerSocket)
+  if (sendsBody && typeof body === 'string') {
+    // The body rides in the head's text: end() then sends that one string in one write.
+    r._header = text + body
+    r._headerSent = false
+    res.end()
+  } else {
+    r._header = text
+    r._headerSent = false
+    if (sendsBody) res.end(body)
+    else res.end()
+  }
+  return true
+}
+
+// The lines _storeHeader ends a kept-alive response's head with, for the server's settings.
+let linesTimeout: number | undefined
+let linesMax: number | undefined
+let lines = ''
+function connectionLines(keepAliveTimeout: number, maxRequestsPerSocket: number | undefined): string {
+  if (keepAliveTimeout !== linesTimeout || maxRequestsPerSocket !== linesMax) {
+    linesTimeout = keepAliveTimeout
+    linesMax = maxRequestsPerSocket
+    const max = ~~(maxRequestsPerSocket ?? 0) > 0 ? `, max=${maxRequestsPerSocket}` : ''
+    lines =
+      'Connection: keep-alive\r\n' +
+      (keepAliveTimeout ? `Keep-Alive: timeout=${Math.floor(keepAliveTimeout / 1000)}${max}\r\n` : '') +
+      '\r\n'
+  }
+  return lines
+}
+
+// The Date line's text, made once a second (node's own utcDate does the same).
+let dateText = ''
+let dateUntil = 0
+function httpDate(): string {
+  const now = Date.now()
+  if (now >= dateUntil) {
+    dateText = new Date(now).toUTCString()
+    dateUntil = now - (now % 1000) + 1000
+  }
+  return dateText
+}
