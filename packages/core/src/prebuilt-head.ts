@@ -16,15 +16,17 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type ServerRespo
  * request (the `Date`, `Connection` and `Keep-Alive` lines) is added the way `_storeHeader`
  * adds them, and every request whose head node would build differently (a connection that
  * closes, HTTP/1.0, `Expect`, a header already set on the response, such as the `Connection:
- * close` of a draining server) is left to `writeHead`: `sendPrebuilt` then writes nothing and
- * returns false. A test compares the bytes on the wire of both ways, on every Node the matrix
- * runs, so a change in node's internals fails there rather than in production.
+ * close` of a draining server) is answered through `writeHead` with the same lines, and
+ * `sendPrebuilt` returns false. A test compares the bytes on the wire of both ways, on every Node
+ * the matrix runs, so a change in node's internals fails there rather than in production.
  */
 export interface PrebuiltHead {
   readonly status: number
   readonly reason: string
   /** The status line and the header lines, each ending in CRLF. */
   readonly text: string
+  /** The same header lines as a flat name, value list, for the heads node builds itself. */
+  readonly lines: readonly string[]
   /** False for 304, 204 and 1xx: node sends no body, and `sendPrebuilt` none either. */
   readonly hasBody: boolean
 }
@@ -41,6 +43,7 @@ export function prebuiltHead(
   const hasBody = !(status === 204 || status === 304 || (status >= 100 && status < 200))
   let text = `HTTP/1.1 ${status} ${reason}\r\n`
   let contentLength = false
+  const lines: string[] = []
   for (const [name, value] of headers) {
     validateHeaderName(name)
     validateHeaderValue(name, value)
@@ -48,10 +51,11 @@ export function prebuiltHead(
     if (NODE_OWNED.has(lower)) throw new Error(`${name} is node's to write, not a prebuilt head's`)
     if (lower === 'content-length') contentLength = true
     text += `${name}: ${value}\r\n`
+    lines.push(name, value)
   }
   // Without a length node would frame the body with chunked encoding, a per-response decision.
   if (hasBody && !contentLength) throw new Error(`a prebuilt ${status} needs a Content-Length`)
-  return { status, reason, text, hasBody }
+  return { status, reason, text, lines, hasBody }
 }
 
 /** What node's ServerResponse keeps, read (and written) here by their long-standing names. */
@@ -73,9 +77,9 @@ interface NodeResponse {
  * Sends `head`, an `X-Request-Id` line (`requestId` as `requestIdFor` gives it: a checked
  * incoming id or a UUID, never validated again here) and, where the status has one, `body`: a
  * string (sent as latin1, one byte a character, in the same write as the head) or a Buffer.
- * Returns false, having written nothing, when node would build this request's head differently
- * from the prebuilt one; the caller then answers with `writeHead`. Must be the first thing that
- * writes to `res`.
+ * When node would build this request's head differently from the prebuilt one, the same lines go
+ * through `writeHead` instead, and the result is false. Must be the first thing that writes to
+ * `res`.
  */
 export function sendPrebuilt(
   res: ServerResponse,
@@ -95,8 +99,12 @@ export function sendPrebuilt(
     !res.sendDate ||
     res.headersSent ||
     res.getHeaderNames().length > 0
-  )
+  ) {
+    res.writeHead(head.status, [...head.lines, 'X-Request-Id', requestId])
+    if (typeof body === 'string') res.end(body, 'latin1')
+    else res.end(body)
     return false
+  }
 
   res.statusCode = head.status
   res.statusMessage = head.reason

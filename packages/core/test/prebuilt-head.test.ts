@@ -23,9 +23,8 @@ function answer(way: Way, res: ServerResponse, kind: string): void {
   const head = kind === '304' ? NOT_MODIFIED : OK
   const body = kind === 'buffer' ? Buffer.from(BODY) : BODY
   if (way === 'prebuilt') {
-    const sent = sendPrebuilt(res, head, 'req-1', body)
-    prebuiltAnswered.push(sent)
-    if (sent) return
+    prebuiltAnswered.push(sendPrebuilt(res, head, 'req-1', body))
+    return
   }
   const lines = kind === '304' ? LINES.slice(0, 2) : LINES
   res.writeHead(head.status, [...lines.flat(), 'X-Request-Id', 'req-1'])

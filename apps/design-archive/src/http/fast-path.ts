@@ -59,36 +59,26 @@ export function installDocumentFastPath(
       sendPreflight(res)
     } else {
       const blocks = headerBlocks(release, document)
-      let answer: Answer
+      let head: PrebuiltHead
       let body: Buffer | string | undefined
       if (isNotModified(req, release, document)) {
-        answer = blocks.notModified
+        head = blocks.notModified
       } else {
         const coding = negotiateEncoding(req.headers['accept-encoding'])
-        answer = blocks[coding]
+        head = blocks[coding]
         body = method === 'HEAD' ? undefined : blocks.bodies[coding]
       }
-      if (!sendPrebuilt(res, answer.head, requestId, body)) {
-        // A head node builds itself (a closing connection, HTTP/1.0, a draining server): the
-        // same lines through writeHead.
-        res.writeHead(answer.head.status, [...answer.headers, 'X-Request-Id', requestId])
-        if (typeof body === 'string') res.end(body, 'latin1')
-        else res.end(body)
-      }
+      // Through writeHead where node builds the head itself (HTTP/1.0, a closing connection,
+      // a draining server).
+      sendPrebuilt(res, head, requestId, body)
     }
     options.observe(method, ROUTE, res.statusCode, (performance.now() - started) / 1000)
     return true
   }
 
-  // Per document of a release: the complete head of each response it can get, built once (and
-  // its header list, for the requests whose head node builds). Same headers sendDocument sets (a
-  // test compares the two paths header by header).
-  type Answer = { head: PrebuiltHead; headers: string[] }
-  type Blocks = Record<'notModified' | Coding, Answer> & { bodies: Record<Coding, Buffer | string> }
-  const answerOf = (status: number, pairs: Array<readonly [string, string]>): Answer => ({
-    head: prebuiltHead(status, pairs),
-    headers: pairs.flat(),
-  })
+  // Per document of a release: the complete head of each response it can get, built once. Same
+  // headers sendDocument sets (a test compares the two paths header by header).
+  type Blocks = Record<'notModified' | Coding, PrebuiltHead> & { bodies: Record<Coding, Buffer | string> }
   const blocksOf = new WeakMap<ServedDocument, Blocks>()
   const headerBlocks = (release: ServedRelease, document: ServedDocument) => {
     let blocks = blocksOf.get(document)
@@ -99,14 +89,14 @@ export function installDocumentFastPath(
         ...entityHeaders(release, document, options.cacheControl),
       ]
       const ok = (length: number, coding?: string) =>
-        answerOf(200, [
+        prebuiltHead(200, [
           ...pairs,
           ['Content-Type', 'application/json; charset=utf-8'],
           ...(coding ? [['Content-Encoding', coding] as const] : []),
           ['Content-Length', String(length)],
         ])
       blocks = {
-        notModified: answerOf(
+        notModified: prebuiltHead(
           304,
           pairs.filter(([name]) => !NOT_IN_304.has(name)),
         ),
