@@ -22,6 +22,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -110,6 +111,56 @@ for (const name of names) {
 const largest = [...manifest.documents].sort((a, b) => b.bytes - a.bytes)[0]
 for (const dir of [work, root, path.join(root, 'design-api'), docDir]) chmodSync(dir, 0o755)
 
+// nginx sends the service's own header lines, so both servers write the same answer: the
+// headers the service adds to its 200s and 304s (security headers, CORS, caching) are read off
+// its answers and become nginx's add_header lines, each sent only with the statuses the service
+// sends it with (a map on $status; an empty value sends nothing). X-Request-Id is nginx's own
+// $request_id, Keep-Alive its keepalive_timeout's; Date, Content-Type, Content-Length, ETag,
+// Last-Modified and Connection nginx writes itself. Byte ranges are off (max_ranges 0), as the
+// service serves none: no Accept-Ranges. nginx's extra lines are its Server and, on a 304, its
+// Last-Modified (checked below, after nginx starts): if anything, nginx writes a little more.
+const etagAt = async (url) =>
+  (await fetch(url, { headers: { 'accept-encoding': 'identity' } })).headers.get('etag')
+const keepAlive = new http.Agent({ keepAlive: true })
+const NATIVE = new Set(['date', 'content-type', 'content-length', 'etag', 'last-modified', 'connection'])
+const OWN = new Set(['x-request-id', 'keep-alive'])
+/** The header lines a server answers manifest.json with (a 304 for its own ETag): lower-case name → [name as sent, value]. */
+const sentHeaders = async (base, status) => {
+  const url = `${base}/design-api/v1/manifest.json`
+  const headers = status === 304 ? { 'if-none-match': await etagAt(url) } : {}
+  const res = await new Promise((resolve, reject) =>
+    http
+      .get(url, { headers: { ...headers, 'accept-encoding': 'identity' }, agent: keepAlive }, resolve)
+      .on('error', reject),
+  )
+  res.resume()
+  if (res.statusCode !== status) throw new Error(`${url} answered ${res.statusCode}, not ${status}`)
+  const lines = new Map()
+  for (let i = 0; i < res.rawHeaders.length; i += 2)
+    lines.set(res.rawHeaders[i].toLowerCase(), [res.rawHeaders[i], res.rawHeaders[i + 1]])
+  return lines
+}
+const serviceHeaders = { 200: await sentHeaders(serviceUrl, 200), 304: await sentHeaders(serviceUrl, 304) }
+const added = [...new Set([...serviceHeaders[200].keys(), ...serviceHeaders[304].keys()])].filter(
+  (name) => !NATIVE.has(name) && !OWN.has(name),
+)
+const nginxValue = (value) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+const headerMaps = added
+  .map(
+    (name, i) =>
+      `  map $status $bench_header_${i} {\n    default "";\n${[200, 304]
+        .filter((status) => serviceHeaders[status].has(name))
+        .map((status) => `    ${status} ${nginxValue(serviceHeaders[status].get(name)[1])};\n`)
+        .join('')}  }`,
+  )
+  .join('\n')
+const addHeaders = added
+  .map(
+    (name, i) =>
+      `      add_header ${(serviceHeaders[200].get(name) ?? serviceHeaders[304].get(name))[0]} $bench_header_${i};`,
+  )
+  .join('\n')
+
 const nginxPort = await freePort()
 const conf = path.join(work, 'nginx.conf')
 writeFileSync(
@@ -124,7 +175,8 @@ http {
   sendfile on;
   tcp_nopush on;
   keepalive_requests 1000000;
-  keepalive_timeout 65;
+  keepalive_timeout 5 5;
+  max_ranges 0;
   types { application/json json; }
   default_type application/octet-stream;
   charset utf-8;
@@ -134,15 +186,14 @@ http {
   fastcgi_temp_path ${work}/tmp-fastcgi;
   uwsgi_temp_path ${work}/tmp-uwsgi;
   scgi_temp_path ${work}/tmp-scgi;
+${headerMaps}
   server {
     listen 127.0.0.1:${nginxPort};
     root ${root};
     location /design-api/v1/ {
       etag on;
-      add_header Cache-Control "public, max-age=300, stale-while-revalidate=86400";
-      add_header Access-Control-Allow-Origin "*";
-      add_header Vary "Accept-Encoding";
-      add_header X-Content-Type-Options "nosniff";
+${addHeaders}
+      add_header X-Request-Id $request_id;
     }
   }
 }
@@ -152,6 +203,17 @@ const nginx = spawn(NGINX, ['-c', conf, '-p', work, '-e', path.join(work, 'error
 children.push(nginx)
 const nginxUrl = `http://127.0.0.1:${nginxPort}`
 await waitFor(`${nginxUrl}/design-api/v1/manifest.json`)
+for (const status of [200, 304]) {
+  const names = (m) => [...m.keys()].sort().join(', ')
+  const nginxHeaders = await sentHeaders(nginxUrl, status)
+  // Lines nginx writes that the service does not: Server always, Last-Modified on a 304 too.
+  nginxHeaders.delete('server')
+  if (status === 304) nginxHeaders.delete('last-modified')
+  if (names(nginxHeaders) !== names(serviceHeaders[status]))
+    throw new Error(
+      `${status}: nginx sends ${names(nginxHeaders)}; the service ${names(serviceHeaders[status])}`,
+    )
+}
 
 const barePort = await freePort()
 const bare = spawn(serviceNode, [path.join(here, 'bare-node.mjs'), String(barePort), docDir], {
@@ -206,9 +268,6 @@ const cpuSeconds = (pid) => {
   }
   return ticks / CLK_TCK
 }
-
-const etagAt = async (url) =>
-  (await fetch(url, { headers: { 'accept-encoding': 'identity' } })).headers.get('etag')
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
