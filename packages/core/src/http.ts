@@ -305,6 +305,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       lowerNames: ['x-request-id', ...securityHeaders.map(([name]) => name.toLowerCase())],
     }
     const bodyLimit = parseByteLimit(options.bodyLimit ?? '1mb')
+    const jsonBodies = new JsonBodies()
     const serveHot = async (
       route: HotRoute,
       params: Record<string, string>,
@@ -327,7 +328,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         let refused: unknown
         if (route.body === 'json') {
           try {
-            parsed = parseJsonBody(await readBody(req))
+            parsed = jsonBodies.parse(await readBody(req))
           } catch (err) {
             refused = err
           }
@@ -643,21 +644,61 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
  * decoding (a leading byte order mark dropped, as iconv-lite does), strict mode (an object or an
  * array, nothing else) and JSON.parse, each failure with body-parser's error `type`; then core's
  * input rule on the value (wellFormedInput's check of the body).
+ *
+ * The bodies read lately are kept by their text (up to `maxEntries` texts of at most `maxText`
+ * characters, the oldest first out): a client that sends the same body again (a poll, a
+ * dashboard's batch of reads) gets the value it passed with before, without parsing and checking
+ * it again; both are functions of the text alone, and a refused text is never kept. The value is
+ * shared by every request with that text, so it is frozen through: a handler reads its body, it
+ * does not change it (one that tried would fail loudly, in every test of it).
  */
-function parseJsonBody(buf: Buffer): unknown {
-  verifyUtf8Body(undefined, undefined, buf, 'utf-8')
-  let text = buf.toString('utf8')
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-  const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1]
-  let value: unknown
-  try {
-    if (first !== '{' && first !== '[') throw new SyntaxError('Unexpected token in JSON (strict mode)')
-    value = JSON.parse(text)
-  } catch (err) {
-    throw Object.assign(err as Error, { type: 'entity.parse.failed', status: 400, body: text })
+export class JsonBodies {
+  private readonly values = new Map<string, unknown>()
+
+  constructor(
+    private readonly maxEntries = 128,
+    private readonly maxText = 4096,
+  ) {}
+
+  parse(buf: Buffer): unknown {
+    verifyUtf8Body(undefined, undefined, buf, 'utf-8')
+    let text = buf.toString('utf8')
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    const kept = this.values.get(text)
+    if (kept !== undefined) return kept
+    const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1]
+    let value: unknown
+    try {
+      if (first !== '{' && first !== '[') throw new SyntaxError('Unexpected token in JSON (strict mode)')
+      value = JSON.parse(text)
+    } catch (err) {
+      throw Object.assign(err as Error, { type: 'entity.parse.failed', status: 400, body: text })
+    }
+    assertWellFormedBody(value)
+    if (text.length <= this.maxText) {
+      deepFreeze(value)
+      keptBodies.add(value as object)
+      if (this.values.size >= this.maxEntries) this.values.delete(this.values.keys().next().value!)
+      this.values.set(text, value)
+    }
+    return value
   }
-  assertWellFormedBody(value)
-  return value
+}
+
+const keptBodies = new WeakSet<object>()
+
+/**
+ * Whether a body is one JsonBodies keeps (frozen through, handed to every request with its
+ * text): what a handler works out from it alone, it may keep beside it (a WeakMap).
+ */
+export function isKeptBody(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && keptBodies.has(value)
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return
+  Object.freeze(value)
+  for (const item of Object.values(value)) deepFreeze(item)
 }
 
 /** Whether a request announces a body (express.json would parse, and may refuse, it). */

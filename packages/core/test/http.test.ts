@@ -3,7 +3,15 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import express, { type Express } from 'express'
 import request from 'supertest'
 import { ApiError } from '../src/errors.ts'
-import { createHttpApp, HotAnswer, type HotRoute, type HttpAppOptions, serve } from '../src/http.ts'
+import {
+  createHttpApp,
+  HotAnswer,
+  type HotRoute,
+  type HttpAppOptions,
+  isKeptBody,
+  JsonBodies,
+  serve,
+} from '../src/http.ts'
 import { captureLogger, metricsText, startTestServer } from '../src/testing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -825,6 +833,57 @@ describe('hot routes', () => {
       'express undefined',
       'express undefined',
     ])
+  })
+
+  it('when the same JSON body comes again, then the handler gets the value it passed with before, frozen through; a refused or long body is read every time', async () => {
+    const seen: unknown[] = []
+    const route: HotRoute = {
+      path: '/echo',
+      method: 'POST',
+      body: 'json',
+      async handle(_req, _res, _params, body) {
+        seen.push(body)
+        return { kept: isKeptBody(body) }
+      },
+    }
+    const { app } = createHttpApp(
+      {
+        name: 'hot-json-kept',
+        logger: captureLogger('hot-json-kept').logger,
+        envelope: 'status',
+        trustProxy: ['loopback'],
+        hotRoutes: [route],
+      },
+      () => {},
+    )
+    const post = (body: string) =>
+      request(app).post('/echo').set('Content-Type', 'application/json').send(body)
+    const body = '{"calls":[{"id":1,"params":{"names":["a","b"]}}]}'
+    expect((await post(body)).body).toEqual({ kept: true })
+    expect((await post(body)).body).toEqual({ kept: true })
+    expect(seen[1]).toBe(seen[0])
+    const value = seen[0] as { calls: Array<{ params: { names: string[] } }> }
+    expect(Object.isFrozen(value.calls[0]!.params.names)).toBe(true)
+    expect(() => value.calls[0]!.params.names.push('c')).toThrow(TypeError)
+    // The same text refused twice (the input rule), and a long body parsed anew each time.
+    expect((await post('{"a":"\\u0000"}')).status).toBe(400)
+    expect((await post('{"a":"\\u0000"}')).status).toBe(400)
+    const long = JSON.stringify({ a: 'x'.repeat(5000) })
+    expect((await post(long)).body).toEqual({ kept: false })
+    await post(long)
+    expect(seen.at(-1)).not.toBe(seen.at(-2))
+    expect(Object.isFrozen(seen.at(-1))).toBe(false)
+    expect(seen).toHaveLength(4)
+  })
+
+  it('when more distinct bodies come than are kept, then the oldest is let go', () => {
+    const bodies = new JsonBodies(2)
+    const a = bodies.parse(Buffer.from('{"a":1}'))
+    bodies.parse(Buffer.from('{"b":1}'))
+    expect(bodies.parse(Buffer.from('{"a":1}'))).toBe(a)
+    bodies.parse(Buffer.from('{"c":1}'))
+    expect(bodies.parse(Buffer.from('{"a":1}'))).not.toBe(a)
+    expect(bodies.parse(Buffer.from('\ufeff{"a":1}'))).toEqual({ a: 1 })
   })
 
   it('when the exact path is asked, then it answers with the headers and body express gives the same handler', async () => {

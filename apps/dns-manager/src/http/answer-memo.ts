@@ -1,3 +1,4 @@
+import { isKeptBody } from '@quartet/core/http'
 import client from 'prom-client'
 import type { ViewCache } from '../domain/ports.ts'
 import type { Principal } from '../domain/service.ts'
@@ -116,11 +117,21 @@ export function answerMemo<T>(
   }
 }
 
-/** A request's memo key: its body as JSON (up to 16 KB), all its answer depends on but the credential. */
+/**
+ * A request's memo key: its body as JSON (up to 16 KB), all its answer depends on but the
+ * credential. A body core's hot routes keep (isKeptBody: the same frozen value for every request
+ * with the same text) keeps its key too, so a repeated request serialises nothing.
+ */
 export function requestKey(body: object): string | undefined {
+  const known = keys.get(body)
+  if (known !== undefined) return known === NO_KEY ? undefined : known
   const text = JSON.stringify(body)
-  return text.length <= 16 * 1024 ? text : undefined
+  const key = text.length <= 16 * 1024 ? text : undefined
+  if (isKeptBody(body)) keys.set(body, key ?? NO_KEY)
+  return key
 }
+const keys = new WeakMap<object, string | typeof NO_KEY>()
+const NO_KEY = Symbol('no key')
 
 /**
  * The answer kept for this request, once its points are spent (`answer`); otherwise the spend its
