@@ -6,7 +6,9 @@
 //      reads, and the GraphQL query of quota + subdomains,
 // on the same database, and prints the ratios (service ÷ baseline, each against the baseline
 // answering the same read in the same round) as JSON and as the markdown rows for BENCHMARKS.md,
-// with p99 latency, the CPU time each process spent per request, the load average, and which
+// with p99 latency, the CPU time each process spent per request, the bytes of each answer and
+// how many MB/s they came to (a large answer's p99 is bound by moving its bytes through the
+// kernel to a client on the same two cores), the load average, and which
 // path answered the JSON-RPC and GraphQL requests (kept answers, graphql-jit, graphql-js, Yoga;
 // from the service's /metrics at the end).
 //
@@ -100,6 +102,10 @@ async function measure(target, pid, seconds) {
     latency_p50_ms: r.latency.p50,
     latency_p99_ms: r.latency.p99,
     cpu_us_per_request: r.requests.total ? Math.round(cpu / r.requests.total) : null,
+    // Response bytes (head and body) per answer, and all of them a second: what the kernel and
+    // the client on the same two cores move, whoever made the answer.
+    bytes_per_answer: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : null,
+    mb_per_sec: Number((r.throughput.average / 1e6).toFixed(1)),
     non_2xx: r.non2xx,
     errors: r.errors,
   }
@@ -263,6 +269,8 @@ async function main() {
             latency_p50_ms: med(name, side, 'latency_p50_ms'),
             latency_p99_ms: med(name, side, 'latency_p99_ms'),
             cpu_us_per_request: med(name, side, 'cpu_us_per_request'),
+            bytes_per_answer: med(name, side, 'bytes_per_answer'),
+            mb_per_sec: med(name, side, 'mb_per_sec'),
             non_2xx: rounds.reduce((n, r) => n + r[name][side].non_2xx, 0),
             errors: rounds.reduce((n, r) => n + r[name][side].errors, 0),
           },
@@ -298,12 +306,12 @@ async function main() {
   }
   console.log(JSON.stringify(out, null, 2))
   console.log(
-    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) |\n|---|---|---|---|---|---|`,
+    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) | service answer bytes, MB/s |\n|---|---|---|---|---|---|---|`,
   )
   for (const [name, [label]] of chosen) {
     const { baseline: b, service: s } = results[name]
     console.log(
-      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} |`,
+      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} | ${s.bytes_per_answer}, ${s.mb_per_sec} |`,
     )
   }
   console.log(`\nload average (1/5/15 min) at each round's start and the end: ${loads.join(' → ')}`)
