@@ -646,7 +646,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
  * input rule on the value (wellFormedInput's check of the body).
  *
  * The bodies read lately are kept by their text (up to `maxEntries` texts of at most `maxText`
- * characters, the oldest first out): a client that sends the same body again (a poll, a
+ * characters, the least recently used first out): a client that sends the same body again (a poll, a
  * dashboard's batch of reads) gets the value it passed with before, without parsing and checking
  * it again; both are functions of the text alone, and a refused text is never kept. The value is
  * shared by every request with that text, so it is frozen through: a handler reads its body, it
@@ -665,7 +665,12 @@ export class JsonBodies {
     let text = buf.toString('utf8')
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
     const kept = this.values.get(text)
-    if (kept !== undefined) return kept
+    if (kept !== undefined) {
+      // Most recently used last: the first key is the one to let go.
+      this.values.delete(text)
+      this.values.set(text, kept)
+      return kept
+    }
     const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1]
     let value: unknown
     try {
