@@ -94,7 +94,8 @@ export interface HotRoute {
    * there): a hot route writes every header of its answer in one writeHead. Content-Type
    * (JSON, UTF-8) and Content-Length are the route's own. `params` holds the template's
    * segments (express's `req.params` when express serves it); `body` the parsed JSON body of a
-   * `body: 'json'` route (express's `req.body`).
+   * `body: 'json'` route (express's `req.body`). A handler reads its body and never changes it:
+   * a short body is frozen through and handed to every request with the same text (JsonBodies).
    */
   handle(
     req: IncomingMessage,
@@ -664,7 +665,8 @@ export class JsonBodies {
     verifyUtf8Body(undefined, undefined, buf, 'utf-8')
     let text = buf.toString('utf8')
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-    const kept = this.values.get(text)
+    const keep = text.length <= this.maxText
+    const kept = keep ? this.values.get(text) : undefined
     if (kept !== undefined) {
       // Most recently used last: the first key is the one to let go.
       this.values.delete(text)
@@ -680,7 +682,7 @@ export class JsonBodies {
       throw Object.assign(err as Error, { type: 'entity.parse.failed', status: 400, body: text })
     }
     assertWellFormedBody(value)
-    if (text.length <= this.maxText) {
+    if (keep) {
       deepFreeze(value)
       keptBodies.add(value as object)
       if (this.values.size >= this.maxEntries) this.values.delete(this.values.keys().next().value!)
