@@ -113,20 +113,24 @@ for (const dir of [work, root, path.join(root, 'design-api'), docDir]) chmodSync
 
 // nginx sends the service's own header lines, so both servers write the same answer: the
 // headers the service adds to its 200s and 304s (security headers, CORS, caching) are read off
-// its answers and become nginx's add_header lines, each sent only with the statuses the service
-// sends it with (a map on $status; an empty value sends nothing). X-Request-Id is nginx's own
-// $request_id, Keep-Alive its keepalive_timeout's; Date, Content-Type, Content-Length, ETag,
-// Last-Modified and Connection nginx writes itself. Byte ranges are off (max_ranges 0), as the
-// service serves none: no Accept-Ranges. nginx's extra lines are its Server and, on a 304, its
-// Last-Modified (checked below, after nginx starts): if anything, nginx writes a little more.
+// its answers and become nginx's add_header lines: plain where the service sends a line with both
+// statuses alike, otherwise through a map on $status (an empty value sends nothing). X-Request-Id
+// is nginx's own $request_id, Keep-Alive its keepalive_timeout's; Date, Content-Type,
+// Content-Length, ETag, Last-Modified and Connection nginx writes itself. Byte ranges are off
+// (max_ranges 0), as the service serves none: no Accept-Ranges. Once nginx runs, every measured
+// document's 200 and 304 are compared line by line (below): nginx's only extra lines are its
+// Server and, on a 304, its Last-Modified, so if anything nginx writes a little more.
 const etagAt = async (url) =>
   (await fetch(url, { headers: { 'accept-encoding': 'identity' } })).headers.get('etag')
 const keepAlive = new http.Agent({ keepAlive: true })
 const NATIVE = new Set(['date', 'content-type', 'content-length', 'etag', 'last-modified', 'connection'])
 const OWN = new Set(['x-request-id', 'keep-alive'])
-/** The header lines a server answers manifest.json with (a 304 for its own ETag): lower-case name → [name as sent, value]. */
-const sentHeaders = async (base, status) => {
-  const url = `${base}/design-api/v1/manifest.json`
+/**
+ * The header lines a server answers a document with (a 304 for its own ETag): lower-case name →
+ * [name as sent, value]. A name sent twice is refused: the comparison below is by name.
+ */
+const sentHeaders = async (base, doc, status) => {
+  const url = `${base}/design-api/v1/${doc}`
   const headers = status === 304 ? { 'if-none-match': await etagAt(url) } : {}
   const res = await new Promise((resolve, reject) =>
     http
@@ -136,29 +140,41 @@ const sentHeaders = async (base, status) => {
   res.resume()
   if (res.statusCode !== status) throw new Error(`${url} answered ${res.statusCode}, not ${status}`)
   const lines = new Map()
-  for (let i = 0; i < res.rawHeaders.length; i += 2)
-    lines.set(res.rawHeaders[i].toLowerCase(), [res.rawHeaders[i], res.rawHeaders[i + 1]])
+  for (let i = 0; i < res.rawHeaders.length; i += 2) {
+    const name = res.rawHeaders[i].toLowerCase()
+    if (lines.has(name)) throw new Error(`${url} (${status}) sends ${name} twice`)
+    lines.set(name, [res.rawHeaders[i], res.rawHeaders[i + 1]])
+  }
   return lines
 }
-const serviceHeaders = { 200: await sentHeaders(serviceUrl, 200), 304: await sentHeaders(serviceUrl, 304) }
+const serviceHeaders = {
+  200: await sentHeaders(serviceUrl, 'manifest.json', 200),
+  304: await sentHeaders(serviceUrl, 'manifest.json', 304),
+}
 const added = [...new Set([...serviceHeaders[200].keys(), ...serviceHeaders[304].keys()])].filter(
   (name) => !NATIVE.has(name) && !OWN.has(name),
 )
-const nginxValue = (value) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+// An nginx string: quotes and backslashes escaped; a `$` would start a variable, so none may come.
+const nginxValue = (value) => {
+  if (value.includes('$')) throw new Error(`a header value with $ cannot be given to nginx as is: ${value}`)
+  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+}
+const sameOnBoth = (name) => serviceHeaders[200].get(name)?.[1] === serviceHeaders[304].get(name)?.[1]
 const headerMaps = added
+  .filter((name) => !sameOnBoth(name))
   .map(
-    (name, i) =>
-      `  map $status $bench_header_${i} {\n    default "";\n${[200, 304]
+    (name) =>
+      `  map $status $bench_${name.replaceAll('-', '_')} {\n    default "";\n${[200, 304]
         .filter((status) => serviceHeaders[status].has(name))
         .map((status) => `    ${status} ${nginxValue(serviceHeaders[status].get(name)[1])};\n`)
         .join('')}  }`,
   )
   .join('\n')
 const addHeaders = added
-  .map(
-    (name, i) =>
-      `      add_header ${(serviceHeaders[200].get(name) ?? serviceHeaders[304].get(name))[0]} $bench_header_${i};`,
-  )
+  .map((name) => {
+    const [sentName, value] = serviceHeaders[200].get(name) ?? serviceHeaders[304].get(name)
+    return `      add_header ${sentName} ${sameOnBoth(name) ? nginxValue(value) : `$bench_${name.replaceAll('-', '_')}`};`
+  })
   .join('\n')
 
 const nginxPort = await freePort()
@@ -203,16 +219,23 @@ const nginx = spawn(NGINX, ['-c', conf, '-p', work, '-e', path.join(work, 'error
 children.push(nginx)
 const nginxUrl = `http://127.0.0.1:${nginxPort}`
 await waitFor(`${nginxUrl}/design-api/v1/manifest.json`)
-for (const status of [200, 304]) {
-  const names = (m) => [...m.keys()].sort().join(', ')
-  const nginxHeaders = await sentHeaders(nginxUrl, status)
-  // Lines nginx writes that the service does not: Server always, Last-Modified on a 304 too.
-  nginxHeaders.delete('server')
-  if (status === 304) nginxHeaders.delete('last-modified')
-  if (names(nginxHeaders) !== names(serviceHeaders[status]))
-    throw new Error(
-      `${status}: nginx sends ${names(nginxHeaders)}; the service ${names(serviceHeaders[status])}`,
-    )
+// Line by line, every measured document: the same names with the same values, but for those that
+// differ per server or answer (Date, ETag, Last-Modified, X-Request-Id), and nginx's extra lines.
+const VARYING = new Set(['date', 'etag', 'last-modified', 'x-request-id'])
+for (const doc of ['manifest.json', largest.name]) {
+  for (const status of [200, 304]) {
+    const lines = (m) =>
+      [...m]
+        .map(([name, [, value]]) => (VARYING.has(name) ? name : `${name}: ${value}`))
+        .sort()
+        .join('\n')
+    const service = await sentHeaders(serviceUrl, doc, status)
+    const nginxHeaders = await sentHeaders(nginxUrl, doc, status)
+    nginxHeaders.delete('server')
+    if (status === 304) nginxHeaders.delete('last-modified')
+    if (lines(nginxHeaders) !== lines(service))
+      throw new Error(`${doc} ${status}: nginx sends\n${lines(nginxHeaders)}\nthe service\n${lines(service)}`)
+  }
 }
 
 const barePort = await freePort()
