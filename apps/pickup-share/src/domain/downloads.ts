@@ -163,13 +163,16 @@ export class DownloadTransfers {
     preview: boolean,
   ): Promise<Admission | null> {
     const waitUntil = Date.now() + OPENING_WAIT_MS
+    const join = async (now: Date): Promise<Admission | null> => {
+      const joined = await this.d.repo.join(key, bytes, now)
+      if (!joined) return null
+      const reservation = await this.d.gate.enter(share.id, share.expiresAt)
+      return { transferId: joined, opened: false, reservation, bytes }
+    }
     for (let wait = 50; ; wait = Math.min(wait * 2, 400)) {
       const now = this.d.clock.now()
-      const joined = await this.d.repo.join(key, bytes, now)
-      if (joined) {
-        const reservation = await this.d.gate.enter(share.id, share.expiresAt)
-        return { transferId: joined, opened: false, reservation, bytes }
-      }
+      const joined = await join(now)
+      if (joined) return joined
       const id = randomUUID()
       // A preview is this receiver's download of the file: the transfer it opens has room for the
       // preview and then the Download (README "Previews": at most 2 × size + slack per download).
@@ -191,7 +194,10 @@ export class DownloadTransfers {
         }
         if (!reservation) {
           this.abandon(id)
-          return null
+          // The share's downloads are spent. The last one may have been spent by another request
+          // of this receiver whose opening was paid between this request's join and its own
+          // opening (the unique index only holds unpaid openings): then this one joins it.
+          return join(now)
         }
         let mine: boolean
         try {

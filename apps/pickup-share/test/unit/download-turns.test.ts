@@ -69,4 +69,61 @@ describe('requests of one receiver for one file, taking turns in this process', 
     expect(deletes).toBe(3)
     expect(deleted).toHaveLength(1)
   })
+
+  it('when another request of the receiver pays its opening between this request’s join and its own opening, then this one joins that transfer instead of a 410 (used up)', async () => {
+    // The interleaving: join finds no paid transfer; the other request's opening is paid; the
+    // unique index then lets this request open its own, whose payment finds the share used up.
+    const joins: string[] = []
+    const deleted: string[] = []
+    let paidElsewhere = false
+    const repo = {
+      join: async () => {
+        joins.push(paidElsewhere ? 'paid' : 'none')
+        return paidElsewhere ? 'their-transfer' : null
+      },
+      beginOpening: async () => {
+        paidElsewhere = true
+        return 'opened'
+      },
+      deleteUnpaid: async (id: string) => {
+        deleted.push(id)
+      },
+    } as unknown as TransferRepository
+    const gate = {
+      reserve: async () => null,
+      enter: async () => ({ kind: 'joined' }),
+    } as unknown as DownloadGate
+    const transfers = new DownloadTransfers({
+      repo,
+      gate,
+      clock: systemClock,
+      rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+    })
+    const share = { id: 's3', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's3', path: 'a/h.bin', receiver: '198.51.100.22' }
+    const admission = await transfers.admit(share, key, 100, 100)
+    expect(admission).toMatchObject({ transferId: 'their-transfer', opened: false, bytes: 100 })
+    expect(joins).toEqual(['none', 'paid'])
+    // The opening this request made is removed (abandon runs beside the answer).
+    const deadline = Date.now() + 2_000
+    while (deleted.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    expect(deleted).toHaveLength(1)
+  })
+
+  it('when the share is used up and the receiver has no paid transfer, then admit answers null (410)', async () => {
+    const repo = {
+      join: async () => null,
+      beginOpening: async () => 'opened',
+      deleteUnpaid: async () => {},
+    } as unknown as TransferRepository
+    const transfers = new DownloadTransfers({
+      repo,
+      gate: { reserve: async () => null } as unknown as DownloadGate,
+      clock: systemClock,
+      rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+    })
+    const share = { id: 's4', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's4', path: 'a/i.bin', receiver: '198.51.100.23' }
+    expect(await transfers.admit(share, key, 100, 100)).toBeNull()
+  })
 })
