@@ -147,6 +147,16 @@ export interface TestDeps<D extends { $disconnect(): Promise<void> }> {
 }
 
 /**
+ * The pool deadlines of a test file's own database client. Production's second (db.ts) is a
+ * promise about a healthy server; in a loaded CI run (two Node versions' suites side by side on two
+ * cores) a test process can stall for more than that between a query's answer arriving and its
+ * socket being read, and the client's deadline, whose timer runs first, failed a test that had
+ * nothing to do with deadlines ("Query read timeout", 2026-11-28). Deadlines themselves are tested
+ * with pools of their own (core's deadlines.test.ts, the faults package).
+ */
+export const TEST_DEADLINES = { connectTimeoutMs: 10_000, queryTimeoutMs: 10_000 }
+
+/**
  * Registers beforeAll/afterAll that give a test file a migrated schema of its own, the app's
  * Prisma client on it, and a kv store; everything is closed and dropped afterwards.
  */
@@ -167,7 +177,7 @@ export function useTestDeps<D extends { $disconnect(): Promise<void> }>(options:
         url: database.url,
         schema: database.schema,
         poolSize: 4,
-        deadlines: process.env.QUARTET_TEST_EMBEDDED_PG ? EMBEDDED_DEADLINES : undefined,
+        deadlines: process.env.QUARTET_TEST_EMBEDDED_PG ? EMBEDDED_DEADLINES : TEST_DEADLINES,
       }),
       kv: createTestKv(),
     }
