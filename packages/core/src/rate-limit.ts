@@ -28,10 +28,17 @@ export interface RateLimiter {
    * refused). For a request that stands for several counted calls.
    */
   consumeEach(key: string, count: number): Promise<RateLimitDecision[]>
+  /** `consumeEach`, and read the kv keys `reads` in the same round trip (as `consumeAndRead`). */
+  consumeEachAndRead(key: string, count: number, reads: readonly string[]): Promise<DecisionsAndValues>
 }
 
 export interface DecisionAndValues {
   decision: RateLimitDecision
+  values: Array<string | null> | null
+}
+
+export interface DecisionsAndValues {
+  decisions: RateLimitDecision[]
   values: Array<string | null> | null
 }
 
@@ -78,15 +85,17 @@ export function createRateLimiter(options: {
     decision: decisionAt(h.count, h.ttlMs),
     values: h.values,
   })
+  /** The decision of each of the hit's `count` points, in order (the window's count after each). */
+  const decisionsOf = (h: WindowHit, count: number): RateLimitDecision[] =>
+    Array.from({ length: count }, (_, i) => decisionAt(h.count - count + 1 + i, h.ttlMs))
   return {
     points,
     durationSec,
     consume: (key, cost = 1) => hit(key, NO_READS, cost).then(decisionOf),
     consumeAndRead: (key, reads, cost = 1) => hit(key, reads, cost).then(decisionAndValuesOf),
-    async consumeEach(key, count) {
-      const { count: after, ttlMs } = await hit(key, NO_READS, count)
-      return Array.from({ length: count }, (_, i) => decisionAt(after - count + 1 + i, ttlMs))
-    },
+    consumeEach: (key, count) => hit(key, NO_READS, count).then((h) => decisionsOf(h, count)),
+    consumeEachAndRead: (key, count, reads) =>
+      hit(key, reads, count).then((h) => ({ decisions: decisionsOf(h, count), values: h.values })),
   }
 }
 

@@ -136,6 +136,26 @@ describe.each(backends)('createRateLimiter over $name kv', ({ name, available })
     expect(third.values).toEqual(['here'])
   })
 
+  it('when consumeEachAndRead is used, then its points are decided as consumeEach’s and the values come back', async () => {
+    const limiter = createRateLimiter({ kv, name: limiterName(), points: 3, durationSec: 60 })
+    const present = `present-${limiterName()}`
+    await kv.set(present, 'here', 60_000)
+
+    await limiter.consume('client-a')
+    const { decisions, values } = await limiter.consumeEachAndRead('client-a', 3, [
+      present,
+      `absent-${limiterName()}`,
+    ])
+
+    expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ])
+    expect(values).toEqual(['here', null])
+    await expect(limiter.consume('client-a')).resolves.toMatchObject({ allowed: false })
+  })
+
   it('when kv fails, then the limit still holds (counted in this process) and consumeAndRead reads nothing', async () => {
     const failing: KeyValueStore = Object.assign(Object.create(kv) as KeyValueStore, {
       hitWindow: async () => {
