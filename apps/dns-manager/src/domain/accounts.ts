@@ -2,7 +2,13 @@ import { hashToken, ipAllowed, safeEqual } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
 import type { DomainDeps } from './deps.ts'
 import './errors.ts'
-import type { AccountStore, CredentialLookup, CredentialScope } from './ports.ts'
+import type {
+  AccountStore,
+  CredentialLookup,
+  CredentialScope,
+  CredentialWithAccount,
+  KvRead,
+} from './ports.ts'
 import { ACME_ONLY_MESSAGE } from './acme.ts'
 
 /** Who is calling: the outcome of the authentication steps of the pipeline. */
@@ -34,6 +40,7 @@ export function uncachedLookup(accounts: AccountStore): CredentialLookup {
     find: (publicKey) => accounts.findCredential(publicKey),
     touch: (found, now) => accounts.touchCredential(found.credential.id, now),
     vouchedToken: () => null,
+    held: () => undefined,
   }
 }
 
@@ -42,6 +49,14 @@ type AccountDeps = Pick<DomainDeps, 'lookup' | 'guard' | 'clock'>
 /**
  * Steps 1–3 of the pipeline: credentials (with the budgets of failed secrets), the API switch,
  * the IP allow list.
+ *
+ * `ride`: a caller that spends rate-limit points right after (pipeline.ts, `admit`) may have the
+ * guard's kv command do it, one round trip where there were two. It is asked only for a
+ * credential this process holds, presented with the secret it holds, that would pass every check
+ * below as it was last read: so a caller without the secret, from an address off the allow list,
+ * or of an account with API access off spends nothing of the credential's. Should the database
+ * then tell otherwise (a change since the copy was read), the points stay spent and the request
+ * is refused as always; the copy is then the new one, and the next request asks nothing ahead.
  */
 export async function authenticate(
   deps: AccountDeps,
@@ -49,32 +64,26 @@ export async function authenticate(
   ip: string | undefined,
   /** The scopes this entry point serves: the API `full` and `acme`; /nic/update `full` and `dyndns`. */
   scopes: readonly CredentialScope[] = ['full', 'acme'],
+  ride?: (credentialId: string) => KvRead | undefined,
 ): Promise<Principal> {
   const { lookup, guard } = deps
   if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
+  const secretHash = hashToken(credentials.secret)
+  const held = ride && lookup.held(credentials.key)
+  const read =
+    held && safeEqual(secretHash, held.credential.secretHash) && !refusalOf(held, ip, scopes)
+      ? ride(held.credential.id)
+      : undefined
   // An address past its budget of failures is refused before the database is asked. The same kv
   // command brings back what a cached credential needs to be trusted (its version tokens).
-  const attempt = await guard.admit(ip, lookup.readAhead(credentials.key))
+  const attempt = await guard.admit(ip, lookup.readAhead(credentials.key), read)
   const found = await lookup.find(credentials.key, attempt.readAhead)
   // Hash and compare even for an unknown key, so timing does not tell which keys exist.
   const expected = found?.credential.secretHash ?? hashToken('no such key')
-  if (!safeEqual(hashToken(credentials.secret), expected) || !found)
-    return guard.failed(attempt, found?.credential.id ?? null)
+  if (!safeEqual(secretHash, expected) || !found) return guard.failed(attempt, found?.credential.id ?? null)
   await guard.succeeded(attempt, found.credential.id)
-  if (!scopes.includes(found.credential.scope))
-    throw found.credential.scope === 'acme'
-      ? new ApiError('credential_scope_forbidden', ACME_ONLY_MESSAGE)
-      : new ApiError(
-          'auth_invalid_credentials',
-          'this key is an update-only credential (dyndns); it works with /nic/update only',
-        )
-  if (!found.account.apiAccessEnabled)
-    throw new ApiError('api_access_disabled', 'API access is disabled for this account')
-  if (!ipAllowed(ip, found.account.ipAllowList))
-    throw new ApiError(
-      'auth_ip_not_allowed',
-      `requests from ${ip ?? 'this address'} are not on the allow list`,
-    )
+  const refusal = refusalOf(found, ip, scopes)
+  if (refusal) throw refusal
   // last_used_at is kept to the minute: one write per credential per minute, not per request.
   const now = deps.clock.now()
   if (!found.credential.lastUsedAt || now.getTime() - found.credential.lastUsedAt.getTime() > 60_000)
@@ -89,6 +98,29 @@ export async function authenticate(
     scopeSubdomainId: found.credential.subdomainId,
     viewToken: lookup.vouchedToken(attempt.readAhead),
   }
+}
+
+/** Why a credential whose secret is right may not call an entry point serving `scopes` from `ip`. */
+function refusalOf(
+  found: CredentialWithAccount,
+  ip: string | undefined,
+  scopes: readonly CredentialScope[],
+): ApiError | null {
+  if (!scopes.includes(found.credential.scope))
+    return found.credential.scope === 'acme'
+      ? new ApiError('credential_scope_forbidden', ACME_ONLY_MESSAGE)
+      : new ApiError(
+          'auth_invalid_credentials',
+          'this key is an update-only credential (dyndns); it works with /nic/update only',
+        )
+  if (!found.account.apiAccessEnabled)
+    return new ApiError('api_access_disabled', 'API access is disabled for this account')
+  if (!ipAllowed(ip, found.account.ipAllowList))
+    return new ApiError(
+      'auth_ip_not_allowed',
+      `requests from ${ip ?? 'this address'} are not on the allow list`,
+    )
+  return null
 }
 
 /** The account row was read by authentication a moment ago, in this request; only the count is new. */

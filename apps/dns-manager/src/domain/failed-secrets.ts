@@ -1,7 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
 import type { KeyValueStore } from '@quartet/core/kv'
 import { addressKey, createRateLimiter } from '@quartet/core/rate-limit'
-import type { ReadAhead } from './ports.ts'
+import type { KvRead, ReadAhead } from './ports.ts'
 
 /**
  * Budgets of failed authentications (a wrong key or secret), counted in kv so every replica
@@ -18,9 +18,10 @@ import type { ReadAhead } from './ports.ts'
 export interface FailedSecretGuard {
   /**
    * Before anything is looked up: refuses (429) an address that has spent its budget. Reads the
-   * kv keys `readAhead` in the same command (a cached credential's version tokens).
+   * kv keys `readAhead` in the same command (a cached credential's version tokens), through
+   * `read` when given (a command that also spends the credential's rate-limit points).
    */
-  admit(ip: string | undefined, readAhead?: readonly string[]): Promise<Attempt>
+  admit(ip: string | undefined, readAhead?: readonly string[], read?: KvRead): Promise<Attempt>
   /** A wrong key or secret: counted, then 401, or 429 once past a budget. */
   failed(attempt: Attempt, credentialId: string | null): Promise<never>
   /** The right secret: 429 only when the key is past its budget and this address has failed before. */
@@ -79,12 +80,12 @@ export function createFailedSecretGuard(kv: KeyValueStore, limits: FailedSecretL
   }
 
   return {
-    async admit(ip, readAhead = []) {
+    async admit(ip, readAhead = [], read = (keys) => kv.getMany(keys)) {
       const address = addressKey(ip, limits.ipv6Prefix)
       const askedAt = performance.now()
       const keys = [`rl:${BY_ADDRESS}:${address}`]
       for (const key of readAhead) keys.push(key)
-      const values = await kv.getMany(keys).catch(unreadable)
+      const values = await read(keys).catch(unreadable)
       const failures = toCount(values?.[0] ?? null)
       if (failures >= limits.perAddress) throw await refusalFor(BY_ADDRESS, address)
       return { address, failures, readAhead: values ? { values: values.slice(1), askedAt } : 'unreadable' }

@@ -142,7 +142,18 @@ export interface CredentialLookup {
    * when nothing read now may be cached (no tokens, kv unreadable or restarted since, no cache).
    */
   vouchedToken(readAhead: ReadAhead): string | null
+  /**
+   * What this process holds of the key, as it was last read, vouched for or not (undefined: not
+   * held): for a caller that decides before any round trip whether to spend ahead (accounts.ts).
+   */
+  held(publicKey: string): CredentialWithAccount | undefined
 }
+
+/**
+ * Reads kv keys, and may do more in the same command (spend rate-limit points): the values in
+ * the keys' order, or null when kv could not be read.
+ */
+export type KvRead = (keys: readonly string[]) => Promise<Array<string | null> | null>
 
 /** What the account's views cache says of a value: when it stops being true on its own (ms), if ever. */
 export interface ViewLoad<T> {

@@ -1,4 +1,5 @@
 import { isKeptBody } from '@quartet/core/http'
+import type { RateLimitDecision } from '@quartet/core/rate-limit'
 import client from 'prom-client'
 import type { ViewCache } from '../domain/ports.ts'
 import type { Principal } from '../domain/service.ts'
@@ -26,6 +27,11 @@ export interface AnswerMemo<T> {
    * one the views cache would hand this request (its token, the values themselves).
    */
   get(principal: Principal, request: string): Memoised<T> | undefined
+  /**
+   * The points of the answer kept for this credential's request, whether or not it is still
+   * good (0: none kept): what to spend ahead, before authentication says which views are current.
+   */
+  pointsOf(credentialId: string, request: string): number
   /**
    * Keeps a request's answer when it was made of views cache values alone, one per counted call
    * (`views`): nothing is kept (and `make` is not called) when one of them is not held under the
@@ -65,13 +71,13 @@ export function answerMemo<T>(
     memos.delete(key)
     bytes -= memo.size
   }
-  const keyOf = (principal: Principal, request: string) => `${principal.credentialId}\n${request}`
+  const keyOf = (credentialId: string, request: string) => `${credentialId}\n${request}`
 
   return {
     get(principal, request) {
       const token = principal.viewToken ?? null
       if (token === null) return undefined
-      const key = keyOf(principal, request)
+      const key = keyOf(principal.credentialId, request)
       const memo = memos.get(key)
       if (!memo) return undefined
       if (memo.token !== token || !memo.views.every((view) => views.holds(view, token))) {
@@ -89,12 +95,14 @@ export function answerMemo<T>(
       return memo
     },
 
+    pointsOf: (credentialId, request) => memos.get(keyOf(credentialId, request))?.points ?? 0,
+
     keep(principal, request, made, make) {
       const token = principal.viewToken ?? null
       if (token === null || made.length === 0 || !made.every((view) => views.holds(view, token)))
         return undefined
       const { answer, size } = make()
-      const key = keyOf(principal, request)
+      const key = keyOf(principal.credentialId, request)
       const total = size + 2 * key.length + 64 * made.length
       if (total > maxBytes / 16) return answer
       const current = memos.get(key)
@@ -135,19 +143,24 @@ const NO_KEY = Symbol('no key')
 
 /**
  * The answer kept for this request, once its points are spent (`answer`); otherwise the spend its
- * calls are to use: the pipeline's, or, when one of those points was refused, the decisions
- * taken (each call then refused or served as it would be without the memo).
+ * calls are to use: the pipeline's, or, when points were spent already, those decisions first.
+ * `prepaid`: the points authentication spent for it (pipeline.ts `admit`, as many as `pointsOf`
+ * said), or null to spend them here. When one of them is refused, the calls run as usual with the
+ * decisions taken (each call then refused or served as it would be without the memo).
  */
 export async function keptAnswer<T>(
   memo: AnswerMemo<T>,
   pipeline: Pipeline,
   principal: Principal,
   key: string,
+  prepaid: RateLimitDecision[] | null = null,
 ): Promise<{ answer: T } | { spend: Pipeline['spend'] }> {
   const kept = memo.get(principal, key)
-  if (!kept) return { spend: pipeline.spend }
-  const decisions = await pipeline.spendEach(principal, kept.points)
-  return decisions.every((d) => d.allowed) ? { answer: kept.answer } : { spend: pipeline.prepaid(decisions) }
+  if (!kept) return { spend: prepaid ? pipeline.prepaid(prepaid) : pipeline.spend }
+  const decisions = prepaid ?? (await pipeline.spendEach(principal, kept.points))
+  return decisions.length === kept.points && decisions.every((d) => d.allowed)
+    ? { answer: kept.answer }
+    : { spend: pipeline.prepaid(decisions) }
 }
 
 /** The memos of the two call styles that have them, counted for the scraper. */

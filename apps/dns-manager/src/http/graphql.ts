@@ -1,5 +1,6 @@
 import { ApiError, type ErrorCode, errorAnswer, renderGraphQLError, statusOf } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
+import type { RateLimitDecision } from '@quartet/core/rate-limit'
 import { parseInput } from '@quartet/core/validate'
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express'
 import { HotAnswer, type HeaderSink, type HotRoute } from '@quartet/core/http'
@@ -386,27 +387,33 @@ export function createGraphQL(
         headers.setHeader('Cache-Control', 'no-store')
         const request = req as GraphQLRequest
         const requestId = requestIdOf(request)
-        let principal: Principal
-        try {
-          // The gate's checks, in its order (the path, method and content type are the route's).
-          if (!validHost(req.headers.host))
-            throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
-          principal = await pipeline.authenticate(req.headers, requestIp(req))
-        } catch (err) {
-          return hotRefusal(errorAnswer('rest', err, request).error, request, headers)
-        }
         // The same body, answered before from cached views alone that are still the ones it
         // would read (its parameters passed every check then): the same answer, once its points
-        // are spent. A refused point runs the query as usual, with the decisions taken (each
-        // root field refused or served as it would be).
+        // are spent (with authentication's kv command when it can: pipeline.ts, `admit`). A
+        // refused point runs the query as usual, with the decisions taken (each root field
+        // refused or served as it would be).
         const { memo } = options
         const memoKey =
           memo && typeof body === 'object' && body !== null && !Array.isArray(body)
             ? requestKey(body)
             : undefined
+        let principal: Principal
+        let prepaid: RateLimitDecision[] | null = null
+        try {
+          // The gate's checks, in its order (the path, method and content type are the route's).
+          if (!validHost(req.headers.host))
+            throw new ApiError('bad_request', 'the Host header is not a valid host', { field: 'host' })
+          if (memoKey === undefined) principal = await pipeline.authenticate(req.headers, requestIp(req))
+          else
+            ({ principal, prepaid } = await pipeline.admit(req.headers, requestIp(req), (credentialId) =>
+              memo!.pointsOf(credentialId, memoKey),
+            ))
+        } catch (err) {
+          return hotRefusal(errorAnswer('rest', err, request).error, request, headers)
+        }
         let spend = pipeline.spend
         if (memoKey !== undefined) {
-          const kept = await keptAnswer(memo!, pipeline, principal, memoKey)
+          const kept = await keptAnswer(memo!, pipeline, principal, memoKey, prepaid)
           if ('answer' in kept) {
             executions.labels('memo').inc()
             return new HotAnswer(200, undefined, kept.answer)

@@ -4,7 +4,7 @@ import { type RateLimitDecision, type RateLimiter, rateLimitError } from '@quart
 import { parseInput } from '@quartet/core/validate'
 import { ACME_ONLY_MESSAGE } from '../domain/acme.ts'
 import type { DnsService, Principal } from '../domain/service.ts'
-import type { AuditStore } from '../domain/ports.ts'
+import type { AuditStore, KvRead } from '../domain/ports.ts'
 import { basicCredentials } from './basic-auth.ts'
 import type { Operation } from './operation.ts'
 
@@ -20,7 +20,36 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
       headers: Record<string, string | string[] | undefined>,
       ip: string | undefined,
     ): Promise<Principal> {
-      return deps.svc.authenticate(parseKeyAndSecret(headers) ?? basicCredentials(headers.authorization), ip)
+      return deps.svc.authenticate(credentialsOf(headers), ip)
+    },
+
+    /**
+     * `authenticate`, with the rate-limit points of the calls to follow (`pointsOf` the
+     * credential; 0: none) spent in authentication's own kv command: one round trip where
+     * `authenticate` then `spend` make two. Only for a credential this process holds, presented
+     * with its secret, that passed every check when last read (accounts.ts, `ride`); otherwise
+     * `prepaid` is null and the calls spend as usual. `prepaid` hands the decisions out.
+     */
+    async admit(
+      headers: Record<string, string | string[] | undefined>,
+      ip: string | undefined,
+      pointsOf: (credentialId: string) => number,
+    ): Promise<{ principal: Principal; prepaid: RateLimitDecision[] | null }> {
+      let taken: { credentialId: string; decisions: RateLimitDecision[] } | undefined
+      const ride = (credentialId: string): KvRead | undefined => {
+        const points = pointsOf(credentialId)
+        if (points < 1) return undefined
+        return (keys) =>
+          deps.limiter
+            .consumeEachAndRead(`cred:${credentialId}`, points, keys)
+            .then(({ decisions, values }) => {
+              taken = { credentialId, decisions }
+              return values
+            })
+      }
+      const principal = await deps.svc.authenticate(credentialsOf(headers), ip, undefined, ride)
+      const prepaid = taken?.credentialId === principal.credentialId ? taken.decisions : null
+      return { principal, prepaid }
     },
 
     /** One rate-limit point per operation call (a JSON-RPC batch entry, a GraphQL root field). */
@@ -88,6 +117,12 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
 }
 
 export type Pipeline = ReturnType<typeof createPipeline>
+
+/** For `admit`: one point, the one call of a REST read. */
+export const ONE_POINT = (): number => 1
+
+const credentialsOf = (headers: Record<string, string | string[] | undefined>) =>
+  parseKeyAndSecret(headers) ?? basicCredentials(headers.authorization)
 
 function allowed(decision: RateLimitDecision): RateLimitDecision {
   if (!decision.allowed) throw rateLimitError(decision, 'rate limit exceeded; retry after details.reset_at')

@@ -6,7 +6,7 @@ import { requestIp } from '@quartet/core/log'
 import { Router, type Request, type RequestHandler } from 'express'
 import type { Principal } from '../domain/service.ts'
 import type { Operation } from './operation.ts'
-import type { Pipeline } from './pipeline.ts'
+import { ONE_POINT, type Pipeline } from './pipeline.ts'
 
 const PRINCIPAL = Symbol('principal')
 type WithPrincipal = Request & { [PRINCIPAL]?: Principal }
@@ -70,8 +70,11 @@ export function restHotRoutes(
         async handle(req, headers, params) {
           // As app.ts sets for every answer of the three call styles, errors included.
           headers.setHeader('Cache-Control', 'no-store')
-          const principal = await pipeline.authenticate(req.headers, requestIp(req))
-          setRateLimitHeaders(headers, await pipeline.spend(principal))
+          const { principal, prepaid } = await pipeline.admit(req.headers, requestIp(req), ONE_POINT)
+          setRateLimitHeaders(
+            headers,
+            await (prepaid ? pipeline.prepaid(prepaid) : pipeline.spend)(principal),
+          )
           const output = await pipeline.run(op, principal, { ...params })
           // A cached view carries its JSON bytes: spliced in, not serialised again.
           if (jsonBytesOf(output) !== undefined)

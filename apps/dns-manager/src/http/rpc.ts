@@ -5,6 +5,7 @@ import { jsonBytesOf } from '@quartet/core/json-text'
 import { type Logger, requestIp } from '@quartet/core/log'
 import { type ErrorRequestHandler, Router, type Request, type Response } from 'express'
 import type { IncomingHttpHeaders } from 'node:http'
+import type { RateLimitDecision } from '@quartet/core/rate-limit'
 import type { Principal } from '../domain/service.ts'
 import { type AnswerMemo, keptAnswer, requestKey } from './answer-memo.ts'
 import type { Operation } from './operation.ts'
@@ -193,9 +194,21 @@ export function createRpcHandler(
         ),
       }
 
+    const readOnly = !calls.some((call) => byName.get(methodOf(call))?.write ?? false)
+    // The same read-only request, answered before from cached views alone that are still the
+    // ones it would read: the same answer, once its points are spent (with authentication's kv
+    // command when it can: pipeline.ts, `admit`). A refused point runs the calls as usual, with
+    // the decisions taken (each call refused or served as it would be).
+    const { memo } = options
+    const memoKey = memo && readOnly ? requestKey(body) : undefined
     let principal: Principal
+    let prepaid: RateLimitDecision[] | null = null
     try {
-      principal = await pipeline.authenticate(headers, ip)
+      if (memoKey === undefined) principal = await pipeline.authenticate(headers, ip)
+      else
+        ({ principal, prepaid } = await pipeline.admit(headers, ip, (credentialId) =>
+          memo!.pointsOf(credentialId, memoKey),
+        ))
     } catch (err) {
       // Nothing in the request can be served: the HTTP status and headers (Retry-After) are the error's.
       const apiError = toApiError(err)
@@ -206,14 +219,9 @@ export function createRpcHandler(
       }
     }
 
-    const readOnly = !calls.some((call) => byName.get(methodOf(call))?.write ?? false)
-    // The same read-only request, answered before from cached views alone that are still the
-    // ones it would read: the same answer, once its points are spent. A refused point runs the
-    // calls as usual, with the decisions taken (each call refused or served as it would be).
-    const memoKey = options.memo && readOnly ? requestKey(body) : undefined
     let spend = pipeline.spend
     if (memoKey !== undefined) {
-      const kept = await keptAnswer(options.memo!, pipeline, principal, memoKey)
+      const kept = await keptAnswer(memo!, pipeline, principal, memoKey, prepaid)
       if ('answer' in kept) return kept.answer
       spend = kept.spend
     }
@@ -254,7 +262,7 @@ export function createRpcHandler(
     // Kept when every call answered a result (no error, no notification) from the views cache.
     if (memoKey !== undefined && responses.length === calls.length && failures.length === 0)
       return (
-        options.memo!.keep(
+        memo!.keep(
           principal,
           memoKey,
           responses.map((r) => r.result),

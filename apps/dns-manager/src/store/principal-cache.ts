@@ -139,6 +139,8 @@ export function cachedCredentialLookup(
       return found
     },
 
+    held: (publicKey) => entries.get(publicKey)?.found,
+
     vouchedToken(readAhead) {
       return readAhead !== 'unreadable' && readAhead.askedAt > lostAt ? tokenOf(readAhead.values) : null
     },

@@ -8,6 +8,7 @@ import { buildDnsManager } from '../../src/app.ts'
 import type { DnsProvider } from '../../src/domain/provider.ts'
 import { databaseProvider } from '../../src/providers/database.ts'
 import { createDb, type Db } from '../../src/store/db.ts'
+import { accountVersionKey } from '../../src/store/principal-cache.ts'
 import { addZone, createAccount, type TestAccount, testConfig, unique, useDeps } from '../helpers.ts'
 import { listen } from '../support/hot-parity.ts'
 
@@ -387,6 +388,58 @@ describe('whole answers of repeated reads (answer memo) across two replicas', ()
     const again = await b('/rpc', fresh, { ...batchOf(id), ...from('198.51.100.7') })
     expect(await again.text()).toBe(texts[0])
     expect((await memoised(b)).rpc).toBe(hits)
+  })
+
+  it('when a held credential’s points are spent in authentication’s kv command, then a wrong secret, an address off the allow list or API access off spend none, and a copy older than a change spends once', async () => {
+    const zone = `${unique('v')}.test`
+    await addZone(deps, zone)
+    const acct = await createAccount(deps, { quota: 10, allowList: ['198.51.100.0/24'] })
+    const [credential] = await deps.db.$queryRawUnsafe<Array<{ id: string }>>(
+      `SELECT id FROM ${quoteIdent(deps.database.schema)}."api_credential" WHERE public_key = $1`,
+      acct.apiKey,
+    )
+    const spent = async () => Number(await redisGet(`rl:dns-manager:credential:cred:${credential!.id}`))
+    const from = (ip: string, init: RequestInit = {}) => ({ ...init, headers: { 'X-Forwarded-For': ip } })
+    const made = await json(
+      a('/rest/subdomains', acct, from('198.51.100.7', post({ subdomain: 'home', rootdomain: zone }))),
+    )
+    const batch = batchOf(made.subdomain.id as number)
+    for (let i = 0; i < 4; i++) await json(b('/rpc', acct, from('198.51.100.7', batch)))
+    await json(b('/rest/quota', acct, from('198.51.100.7')))
+    const hits = (await memoised(b)).rpc
+    // One point making the subdomain, three a batch, one the quota.
+    expect(await spent()).toBe(1 + 4 * 3 + 1)
+
+    // The kept answer and the REST read, each point once.
+    await json(b('/rpc', acct, from('198.51.100.7', batch)))
+    await json(b('/rest/quota', acct, from('198.51.100.7')))
+    expect((await memoised(b)).rpc).toBe(hits + 1)
+    expect(await spent()).toBe(18)
+
+    const statusOf = async (res: Promise<Response>) => (await res).status
+    const wrong = { headers: { 'X-API-Key': acct.apiKey, 'X-API-Secret': 'not-the-secret' } }
+    for (let i = 0; i < 3; i++) {
+      expect(await statusOf(b('/rpc', wrong, from('198.51.100.8', batch)))).toBe(401)
+      expect(await statusOf(b('/rest/quota', wrong, from('198.51.100.8')))).toBe(401)
+      expect(await statusOf(b('/rpc', acct, from('203.0.113.9', batch)))).toBe(403)
+      expect(await statusOf(b('/rest/quota', acct, from('203.0.113.9')))).toBe(403)
+    }
+    expect(await spent()).toBe(18)
+
+    // API access switched off as the service does it: committed, then the account's token replaced.
+    await sql(`UPDATE $schema."account" SET api_access_enabled = false WHERE id = $1::uuid`, acct.accountId)
+    const kv = RedisKeyValueStore.connect(redis.url, prefix)
+    kvs.push(kv)
+    await kv.set(accountVersionKey(acct.accountId), 'switched off', 60_000)
+    // The first request still finds the copy read before the change: its points are taken with
+    // authentication's command, then the database refuses it. The copy is then the new one.
+    expect(await statusOf(b('/rpc', acct, from('198.51.100.7', batch)))).toBe(403)
+    expect(await spent()).toBe(21)
+    for (let i = 0; i < 3; i++) {
+      expect(await statusOf(b('/rpc', acct, from('198.51.100.7', batch)))).toBe(403)
+      expect(await statusOf(b('/rest/quota', acct, from('198.51.100.7')))).toBe(403)
+    }
+    expect(await spent()).toBe(21)
   })
 
   it('when a kept answer’s request crosses the rate limit, then each call is served or refused as without it, and no point is spent twice', async () => {

@@ -31,12 +31,19 @@ describe('answerMemo', () => {
 
     expect(memo.keep(principal('t1'), 'batch', [quota, page], made('A'))).toBe('A')
     expect(memo.get(principal('t1'), 'batch')).toMatchObject({ answer: 'A', points: 2 })
+    // What to spend ahead, before authentication: by credential and request, whatever the token.
+    expect([
+      memo.pointsOf('cred-1', 'batch'),
+      memo.pointsOf('cred-2', 'batch'),
+      memo.pointsOf('cred-1', 'x'),
+    ]).toEqual([2, 0, 0])
     // Another request, another credential, or another token: nothing.
     expect(memo.get(principal('t1'), 'other')).toBeUndefined()
     expect(memo.get(principal('t1', 'cred-2'), 'batch')).toBeUndefined()
     expect(memo.get(principal('t2'), 'batch')).toBeUndefined()
     // Once a later token was seen, the answer is gone for good (its views are read again).
     expect(memo.get(principal('t1'), 'batch')).toBeUndefined()
+    expect(memo.pointsOf('cred-1', 'batch')).toBe(0)
   })
 
   it('when one of its views is read again (a new value), then the answer is not used', async () => {
