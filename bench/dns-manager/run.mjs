@@ -4,6 +4,8 @@
 //   2. the built service: GET /rest/quota, POST /rest/auth/verify, GET /rest/subdomains (a page
 //      of 50), GET /rest/subdomains/{id}/records, JSON-RPC quota.get, a JSON-RPC batch of 10
 //      reads, and the GraphQL query of quota + subdomains,
+//   3. the bytes floor (floor.mjs): a bare node:http answering each read with the service's own
+//      answer bytes and doing nothing else, for what moving those bytes costs in this run,
 // on the same database, and prints the ratios (service ÷ baseline, each against the baseline
 // answering the same read in the same round) as JSON and as the markdown rows for BENCHMARKS.md,
 // with p99 latency, the CPU time each process spent per request, the bytes of each answer and
@@ -16,8 +18,9 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=redis://127.0.0.1:6379] \
 //     node bench/dns-manager/run.mjs [--connections 50] [--duration 5] [--rounds 3] [--only rest_quota,…]
 //
-// Each round measures every pair (baseline, service) for --duration seconds; the reported
-// numbers are medians over the rounds, each ratio taken within its round.
+// Each round measures every pair (baseline, service) for --duration seconds, and the bytes floor
+// (floor.mjs: a bare node:http answering the service's own answer bytes, no work at all) beside
+// them; the reported numbers are medians over the rounds, each ratio taken within its round.
 //
 // Loopback only. The rate limit is raised to 10^9/min so the limiter runs on every request
 // without refusing any (10^6, the old cap, ran out at ~17k requests/s on a fast machine); a
@@ -47,6 +50,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.
 const schema = `dns_manager_bench_${process.pid}`
 const appPort = await freePort()
 const baselinePort = await freePort()
+const floorPort = await freePort()
 
 const env = {
   ...process.env,
@@ -231,17 +235,36 @@ async function main() {
   const onlyArg = process.argv.indexOf('--only')
   const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : null
   const chosen = Object.entries(pairs).filter(([name]) => !only || only.includes(name))
-  // Sanity: each answers what it should.
+  // Sanity: each answers what it should. Its bytes are what the floor answers.
+  const answers = []
   for (const [name, [, service, , check]] of chosen) {
-    const res = await fetch(service.url, { method: service.method ?? 'GET', headers, body: service.body })
-    const body = await res.json()
+    const method = service.method ?? 'GET'
+    const res = await fetch(service.url, { method, headers, body: service.body })
+    const bytes = Buffer.from(await res.arrayBuffer())
+    const body = JSON.parse(bytes.toString('utf8'))
     if (res.status !== 200 || !check(body))
       throw new Error(`${name} answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
+    answers.push({
+      method,
+      path: new URL(service.url).pathname,
+      request: service.body ?? '',
+      contentType: res.headers.get('content-type'),
+      body: bytes.toString('base64'),
+    })
   }
+  const floor = fork(path.join(here, 'floor.mjs'), [], { env: { ...env, PORT: String(floorPort) } })
+  children.push(floor)
+  floor.send(answers)
+  await new Promise((resolve) => floor.once('message', resolve))
+  const floorOf = (service) => ({
+    ...service,
+    url: `http://127.0.0.1:${floorPort}${new URL(service.url).pathname}`,
+  })
 
   for (const [, [, service, baselineReq]] of chosen) {
     await cannon({ ...service, headers }, 2) // warm-up
     await cannon({ ...baselineReq, headers }, 2)
+    await cannon({ ...floorOf(service), headers }, 1)
   }
   const rounds = []
   const loads = []
@@ -251,7 +274,8 @@ async function main() {
     for (const [name, [, service, baselineReq]] of chosen) {
       const b = await measure({ ...baselineReq, headers }, baseline.pid, duration)
       const s = await measure({ ...service, headers }, app.pid, duration)
-      r[name] = { baseline: b, service: s, ratio: s.requests_per_sec / b.requests_per_sec }
+      const f = await measure({ ...floorOf(service), headers }, floor.pid, duration)
+      r[name] = { baseline: b, service: s, floor: f, ratio: s.requests_per_sec / b.requests_per_sec }
     }
     rounds.push(r)
   }
@@ -262,7 +286,7 @@ async function main() {
     chosen.map(([name]) => [
       name,
       Object.fromEntries(
-        ['baseline', 'service'].map((side) => [
+        ['baseline', 'service', 'floor'].map((side) => [
           side,
           {
             requests_per_sec: med(name, side, 'requests_per_sec'),
@@ -306,17 +330,17 @@ async function main() {
   }
   console.log(JSON.stringify(out, null, 2))
   console.log(
-    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) | service answer bytes, MB/s |\n|---|---|---|---|---|---|---|`,
+    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) | service answer bytes, MB/s | bytes floor: req/s, p99 ms |\n|---|---|---|---|---|---|---|---|`,
   )
   for (const [name, [label]] of chosen) {
-    const { baseline: b, service: s } = results[name]
+    const { baseline: b, service: s, floor: f } = results[name]
     console.log(
-      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} | ${s.bytes_per_answer}, ${s.mb_per_sec} |`,
+      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} | ${s.bytes_per_answer}, ${s.mb_per_sec} | ${f.requests_per_sec}, ${f.latency_p99_ms} |`,
     )
   }
   console.log(`\nload average (1/5/15 min) at each round's start and the end: ${loads.join(' → ')}`)
   const refused = chosen.flatMap(([name]) =>
-    ['baseline', 'service']
+    ['baseline', 'service', 'floor']
       .filter((side) => results[name][side].non_2xx || results[name][side].errors)
       .map(
         (side) =>
