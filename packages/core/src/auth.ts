@@ -59,6 +59,15 @@ export function hashToken(token: string): string {
 }
 
 /**
+ * Constant-time equality of two of hashToken's digests (say, a presented secret's and a stored
+ * one): their length is no secret, so the bytes are compared as they are, without hashing both
+ * sides again as safeEqual does. Different lengths (not two such digests) are unequal.
+ */
+export function sameDigest(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'))
+}
+
+/**
  * Constant-time equality, safe for inputs of unequal length: both sides are hashed to 32 bytes
  * first, so neither the comparison nor an early length check leaks where they differ.
  */

@@ -9,6 +9,7 @@ import {
   parseBearer,
   parseKeyAndSecret,
   safeEqual,
+  sameDigest,
   verifyPassword,
 } from '../src/auth.ts'
 
@@ -88,6 +89,16 @@ describe('parseKeyAndSecret', () => {
     ['no headers at all', {}],
   ])('when given %s, then the result is null', (_case, headers) => {
     expect(parseKeyAndSecret(headers)).toBeNull()
+  })
+})
+
+describe('sameDigest', () => {
+  it('when two digests are compared, then only the same digest is equal, and another length is not', () => {
+    const digest = hashToken('s3cr3t-value')
+    expect(sameDigest(digest, hashToken('s3cr3t-value'))).toBe(true)
+    expect(sameDigest(digest, hashToken('s3cr3t-valuf'))).toBe(false)
+    expect(sameDigest(digest, digest.slice(0, -1))).toBe(false)
+    expect(sameDigest(digest, '')).toBe(false)
   })
 })
 
