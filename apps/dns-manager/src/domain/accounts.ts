@@ -1,4 +1,4 @@
-import { hashToken, ipAllowed, safeEqual } from '@quartet/core/auth'
+import { hashToken, ipAllowed, sameDigest } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
 import type { DomainDeps } from './deps.ts'
 import './errors.ts'
@@ -46,6 +46,9 @@ export function uncachedLookup(accounts: AccountStore): CredentialLookup {
 
 type AccountDeps = Pick<DomainDeps, 'lookup' | 'guard' | 'clock'>
 
+/** What an unknown key's secret is compared with. */
+const NO_SUCH_KEY = hashToken('no such key')
+
 /**
  * Steps 1–3 of the pipeline: credentials (with the budgets of failed secrets), the API switch,
  * the IP allow list.
@@ -69,18 +72,22 @@ export async function authenticate(
   const { lookup, guard } = deps
   if (!credentials) throw new ApiError('auth_invalid_credentials', 'API key and secret are required')
   const secretHash = hashToken(credentials.secret)
-  const held = ride && lookup.held(credentials.key)
+  const held = ride ? lookup.held(credentials.key) : undefined
+  const heldSecret = held !== undefined && sameDigest(secretHash, held.credential.secretHash)
   const read =
-    held && safeEqual(secretHash, held.credential.secretHash) && !refusalOf(held, ip, scopes)
-      ? ride(held.credential.id)
-      : undefined
+    ride && held && heldSecret && !refusalOf(held, ip, scopes) ? ride(held.credential.id) : undefined
   // An address past its budget of failures is refused before the database is asked. The same kv
   // command brings back what a cached credential needs to be trusted (its version tokens).
   const attempt = await guard.admit(ip, lookup.readAhead(credentials.key), read)
   const found = await lookup.find(credentials.key, attempt.readAhead)
-  // Hash and compare even for an unknown key, so timing does not tell which keys exist.
-  const expected = found?.credential.secretHash ?? hashToken('no such key')
-  if (!safeEqual(secretHash, expected) || !found) return guard.failed(attempt, found?.credential.id ?? null)
+  // Compare even for an unknown key, so timing does not tell which keys exist. The copy held
+  // before, when the stored secret is still its own, was compared above.
+  const expected = found?.credential.secretHash ?? NO_SUCH_KEY
+  const right =
+    held !== undefined && expected === held.credential.secretHash
+      ? heldSecret
+      : sameDigest(secretHash, expected)
+  if (!right || !found) return guard.failed(attempt, found?.credential.id ?? null)
   await guard.succeeded(attempt, found.credential.id)
   const refusal = refusalOf(found, ip, scopes)
   if (refusal) throw refusal

@@ -178,11 +178,11 @@ export interface ViewCache {
     load: () => Promise<ViewLoad<T>>,
   ): Promise<T>
   /**
-   * Whether `value` is the one this cache would hand a request vouched by `token` now (the same
-   * object, still kept, under that token, neither too old nor past its own time): an answer made
-   * of such values alone is still the answer (http/answer-memo.ts).
+   * Whether every one of `values` is the one this cache would hand a request vouched by `token`
+   * now (the same object, still kept, under that token, neither too old nor past its own time):
+   * an answer made of such values alone is still the answer (http/answer-memo.ts).
    */
-  holds(value: unknown, token: string | null): boolean
+  holds(values: readonly unknown[], token: string | null): boolean
 }
 
 export interface CredentialStore {

@@ -13,6 +13,8 @@ export interface Memoised<T> {
 }
 
 interface Memo<T> extends Memoised<T> {
+  request: string
+  credentialId: string
   token: string
   /** When it last moved to the recently used end (at most once a second, as the views cache does). */
   movedAt: number
@@ -65,60 +67,72 @@ export function answerMemo<T>(
 ): AnswerMemo<T> {
   const maxBytes = options.maxBytes ?? 4 * 1024 * 1024
   const clock = options.now ?? (() => performance.now())
-  const memos = new Map<string, Memo<T>>()
+  // By request, then credential: the request's text is the same string object each time its
+  // body is kept (requestKey), so neither lookup reads the text again, where one key of both
+  // would be built and hashed anew for every request.
+  const memos = new Map<string, Map<string, Memo<T>>>()
+  /** Least recently used first. */
+  const order = new Set<Memo<T>>()
   let bytes = 0
-  const drop = (key: string, memo: Memo<T>) => {
-    memos.delete(key)
+  const find = (credentialId: string, request: string) => memos.get(request)?.get(credentialId)
+  const drop = (memo: Memo<T>) => {
+    order.delete(memo)
+    const ofRequest = memos.get(memo.request)
+    ofRequest?.delete(memo.credentialId)
+    if (ofRequest?.size === 0) memos.delete(memo.request)
     bytes -= memo.size
   }
-  const keyOf = (credentialId: string, request: string) => `${credentialId}\n${request}`
 
   return {
     get(principal, request) {
       const token = principal.viewToken ?? null
       if (token === null) return undefined
-      const key = keyOf(principal.credentialId, request)
-      const memo = memos.get(key)
+      const memo = find(principal.credentialId, request)
       if (!memo) return undefined
-      if (memo.token !== token || !memo.views.every((view) => views.holds(view, token))) {
-        drop(key, memo)
+      if (memo.token !== token || !views.holds(memo.views, token)) {
+        drop(memo)
         return undefined
       }
-      // Most recently used last, so the first key is the one to let go (moved at most once a second).
+      // Most recently used last, so the first is the one to let go (moved at most once a second).
       const now = clock()
       if (now - memo.movedAt >= 1000) {
         memo.movedAt = now
-        memos.delete(key)
-        memos.set(key, memo)
+        order.delete(memo)
+        order.add(memo)
       }
       options.onHit?.()
       return memo
     },
 
-    pointsOf: (credentialId, request) => memos.get(keyOf(credentialId, request))?.points ?? 0,
+    pointsOf: (credentialId, request) => find(credentialId, request)?.points ?? 0,
 
     keep(principal, request, made, make) {
       const token = principal.viewToken ?? null
-      if (token === null || made.length === 0 || !made.every((view) => views.holds(view, token)))
-        return undefined
+      if (token === null || made.length === 0 || !views.holds(made, token)) return undefined
       const { answer, size } = make()
-      const key = keyOf(principal.credentialId, request)
-      const total = size + 2 * key.length + 64 * made.length
+      const { credentialId } = principal
+      const total = size + 2 * (credentialId.length + 1 + request.length) + 64 * made.length
       if (total > maxBytes / 16) return answer
-      const current = memos.get(key)
-      if (current) drop(key, current)
-      memos.set(key, {
+      const current = find(credentialId, request)
+      if (current) drop(current)
+      const memo: Memo<T> = {
         answer,
         points: made.length,
+        request,
+        credentialId,
         token,
         views: made,
         size: total,
         movedAt: clock(),
-      })
+      }
+      let ofRequest = memos.get(request)
+      if (!ofRequest) memos.set(request, (ofRequest = new Map()))
+      ofRequest.set(credentialId, memo)
+      order.add(memo)
       bytes += total
-      for (const [oldest, old] of memos) {
+      for (const oldest of order) {
         if (bytes <= maxBytes) break
-        drop(oldest, old)
+        drop(oldest)
       }
       return answer
     },
