@@ -85,9 +85,18 @@ export function createRateLimiter(options: {
     decision: decisionAt(h.count, h.ttlMs),
     values: h.values,
   })
-  /** The decision of each of the hit's `count` points, in order (the window's count after each). */
-  const decisionsOf = (h: WindowHit, count: number): RateLimitDecision[] =>
-    Array.from({ length: count }, (_, i) => decisionAt(h.count - count + 1 + i, h.ttlMs))
+  /**
+   * The decision of each of the hit's `count` points, in order (the window's count after each).
+   * They share one `resetAt` (the same window's end): ten decisions, each with its own Date, were
+   * 6% of the bytes a kept JSON-RPC batch answer allocated.
+   */
+  const decisionsOf = (h: WindowHit, count: number): RateLimitDecision[] => {
+    const resetAt = new Date(Date.now() + h.ttlMs)
+    const decisions: RateLimitDecision[] = []
+    for (let n = h.count - count + 1; n <= h.count; n++)
+      decisions.push({ allowed: n <= points, limit: points, remaining: Math.max(0, points - n), resetAt })
+    return decisions
+  }
   return {
     points,
     durationSec,
