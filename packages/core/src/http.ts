@@ -23,6 +23,7 @@ import {
   toApiError,
 } from './errors.ts'
 import { httpLogger, type Logger, trackRequest } from './log.ts'
+import { isNodeOwned, sendLines } from './prebuilt-head.ts'
 import { assertWellFormedBody, verifyUtf8Body, wellFormedInput } from './validate.ts'
 
 /**
@@ -128,22 +129,45 @@ export interface HeaderSink {
   setHeader(name: string, value: string | number): unknown
 }
 
+/** The lines every hot answer starts with: the request id's (its value per request), then the security headers. */
+interface FirstLines {
+  names: readonly string[]
+  values: readonly string[]
+  /** Lower-case name → its index in `names`. */
+  at: ReadonlyMap<string, number>
+  /** The security headers' lines as head text, `Name: value\r\n` each. */
+  securityText: string
+}
+
+function firstLines(securityHeaders: ReadonlyArray<readonly [string, string]>): FirstLines {
+  const names = ['X-Request-Id', ...securityHeaders.map(([name]) => name)]
+  return {
+    names,
+    values: ['', ...securityHeaders.map(([, value]) => value)],
+    at: new Map(names.map((name, i) => [name.toLowerCase(), i])),
+    securityText: securityHeaders.map(([name, value]) => `${name}: ${value}\r\n`).join(''),
+  }
+}
+
 /**
  * A hot route's headers until its answer is written, starting with the request id and the
  * security headers: a name set again replaces its value whatever the casing (as on a
  * ServerResponse, so a handler may override a security header as under express), and each
  * value is checked when set, so a bad one fails the handler like express's setHeader would.
- * Written with the answer in one writeHead, which spares node storing and re-reading each.
+ * Written with the answer as head text that needs no second check (prebuilt-head.ts,
+ * `sendLines`): writeHead would check every line again and build the head anew, which was a
+ * tenth of what a hot answer allocated. The security lines are text made once at start; only
+ * an answer that sets one of them, or a header node writes itself, builds the head line by line.
  */
 class HeaderList implements HeaderSink {
-  /** Flat [name, value, name, value, …], writeHead's array form. */
-  readonly flat: string[]
-  private readonly lowerNames: string[]
+  id = ''
+  /** The first lines' values, copied only when the answer sets one of the security headers. */
+  private firstValues: string[] | undefined
+  /** The lines the answer adds, in order: flat [name, value, name, value, …]. */
+  private readonly added: string[] = []
+  private readonly addedLower: string[] = []
 
-  constructor(first: { flat: readonly string[]; lowerNames: readonly string[] }) {
-    this.flat = first.flat.slice()
-    this.lowerNames = first.lowerNames.slice()
-  }
+  constructor(private readonly first: FirstLines) {}
 
   setHeader(name: string, value: string | number): this {
     validateHeaderName(name)
@@ -155,12 +179,39 @@ class HeaderList implements HeaderSink {
 
   /** For names and values the pipeline itself makes (checked once at start, or by node). */
   put(lowerName: string, name: string, value: string): void {
-    const at = this.lowerNames.indexOf(lowerName)
-    if (at >= 0) this.flat[2 * at + 1] = value
+    const at = this.first.at.get(lowerName)
+    if (at === 0) this.id = value
+    else if (at !== undefined) (this.firstValues ??= this.first.values.slice())[at] = value
     else {
-      this.lowerNames.push(lowerName)
-      this.flat.push(name, value)
+      const i = this.addedLower.indexOf(lowerName)
+      if (i >= 0) this.added[2 * i + 1] = value
+      else {
+        this.addedLower.push(lowerName)
+        this.added.push(name, value)
+      }
     }
+  }
+
+  /** Every line, writeHead's array form. */
+  flat(): string[] {
+    const { names, values } = this.first
+    const out: string[] = []
+    for (let i = 0; i < names.length; i++)
+      out.push(names[i]!, i === 0 ? this.id : (this.firstValues ?? values)[i]!)
+    out.push(...this.added)
+    return out
+  }
+
+  /** Every line as head text; undefined when one is a header node writes itself. */
+  text(): string | undefined {
+    for (const lower of this.addedLower) if (isNodeOwned(lower)) return undefined
+    let text = 'X-Request-Id: ' + this.id + '\r\n'
+    if (this.firstValues === undefined) text += this.first.securityText
+    else
+      for (let i = 1; i < this.first.names.length; i++)
+        text += this.first.names[i] + ': ' + this.firstValues[i] + '\r\n'
+    for (let i = 0; i < this.added.length; i += 2) text += this.added[i] + ': ' + this.added[i + 1] + '\r\n'
+    return text
   }
 }
 
@@ -301,10 +352,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     }
     const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1]
     // The express pipeline's order: request id (its value per request), the security headers.
-    const firstHeaders = {
-      flat: ['X-Request-Id', '', ...securityHeaders.flat()],
-      lowerNames: ['x-request-id', ...securityHeaders.map(([name]) => name.toLowerCase())],
-    }
+    const first = firstLines(securityHeaders)
     const bodyLimit = parseByteLimit(options.bodyLimit ?? '1mb')
     const jsonBodies = new JsonBodies()
     const serveHot = async (
@@ -319,8 +367,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       res.once('finish', () => {
         observe(route.method ?? 'GET', route.path, res.statusCode, (performance.now() - started) / 1000)
       })
-      const headers = new HeaderList(firstHeaders)
-      headers.flat[1] = id
+      const headers = new HeaderList(first)
+      headers.id = id
       let status = 200
       let body: string | Buffer | undefined
       try {
@@ -351,15 +399,17 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       if (body === undefined) {
         // As express's res.status(n).end(): no Content-Type, and a length of 0 where a body may be.
         if (status !== 204 && status !== 304) headers.put('content-length', 'Content-Length', '0')
-        res.writeHead(status, headers.flat)
-        res.end()
+        sendLines(res, status, headers.text(), () => headers.flat())
         return
       }
       // The answer is JSON, and its length the body's, whatever the handler set.
+      const length = Buffer.byteLength(body)
       headers.put('content-type', 'Content-Type', JSON_CONTENT_TYPE)
-      headers.put('content-length', 'Content-Length', String(Buffer.byteLength(body)))
-      res.writeHead(status, headers.flat)
-      res.end(body)
+      headers.put('content-length', 'Content-Length', String(length))
+      // sendLines sends a string as latin1 (with the head, in one write): the same bytes as
+      // UTF-8 only for ASCII text, so any other goes as its UTF-8 bytes.
+      if (typeof body === 'string' && length !== body.length) body = Buffer.from(body)
+      sendLines(res, status, headers.text(), () => headers.flat(), body)
     }
     /** A hot route that broke even its error answer (wrote itself, a bad header) must not take
      * the process down: a 500 if nothing was sent yet, else the connection is cut. */

@@ -25,6 +25,8 @@ export interface PrebuiltHead {
   readonly reason: string
   /** The status line and the header lines, each ending in CRLF. */
   readonly text: string
+  /** The header lines alone. */
+  readonly lineText: string
   /** The same header lines as a flat name, value list, for the heads node builds itself. */
   readonly lines: readonly string[]
   /** False for 304, 204 and 1xx: node sends no body, and `sendPrebuilt` none either. */
@@ -41,7 +43,7 @@ export function prebuiltHead(
   const reason = STATUS_CODES[status]
   if (!Number.isInteger(status) || reason === undefined) throw new RangeError(`no such status: ${status}`)
   const hasBody = !(status === 204 || status === 304 || (status >= 100 && status < 200))
-  let text = `HTTP/1.1 ${status} ${reason}\r\n`
+  let lineText = ''
   let contentLength = false
   const lines: string[] = []
   for (const [name, value] of headers) {
@@ -50,13 +52,16 @@ export function prebuiltHead(
     const lower = name.toLowerCase()
     if (NODE_OWNED.has(lower)) throw new Error(`${name} is node's to write, not a prebuilt head's`)
     if (lower === 'content-length') contentLength = true
-    text += `${name}: ${value}\r\n`
+    lineText += `${name}: ${value}\r\n`
     lines.push(name, value)
   }
   // Without a length node would frame the body with chunked encoding, a per-response decision.
   if (hasBody && !contentLength) throw new Error(`a prebuilt ${status} needs a Content-Length`)
-  return { status, reason, text, lines, hasBody }
+  return { status, reason, text: `HTTP/1.1 ${status} ${reason}\r\n${lineText}`, lineText, lines, hasBody }
 }
+
+/** Whether node writes or interprets a header itself (lower-case name): a head holding one is node's to build. */
+export const isNodeOwned = (lowerName: string): boolean => NODE_OWNED.has(lowerName)
 
 /** What node's ServerResponse keeps, read (and written) here by their long-standing names. */
 interface NodeResponse {
@@ -87,8 +92,36 @@ export function sendPrebuilt(
   requestId: string,
   body?: string | Buffer,
 ): boolean {
+  return sendLines(
+    res,
+    head.status,
+    `${head.lineText}X-Request-Id: ${requestId}\r\n`,
+    () => [...head.lines, 'X-Request-Id', requestId],
+    body,
+  )
+}
+
+/**
+ * `sendPrebuilt` for a head put together per answer: `lines` are its header lines, each
+ * `Name: value\r\n`, every one checked already as writeHead would (validateHeaderName and
+ * validateHeaderValue, or made by the caller from checked parts), none node writes itself
+ * (`isNodeOwned`), a Content-Length among them where the status has a body. `flat` gives the same
+ * lines as writeHead's array, for a request whose head node would build differently, or when
+ * `lines` is undefined. A string body is sent as latin1, as sendPrebuilt sends it: pass a
+ * Buffer for one that is not ASCII. Must be the first thing that writes to `res`.
+ */
+export function sendLines(
+  res: ServerResponse,
+  status: number,
+  lines: string | undefined,
+  flat: () => string[],
+  body?: string | Buffer,
+): boolean {
   const r = res as unknown as NodeResponse
+  const reason = STATUS_CODES[status]
   if (
+    lines === undefined ||
+    reason === undefined ||
     r.shouldKeepAlive !== true ||
     r.useChunkedEncodingByDefault !== true ||
     r.maxRequestsOnConnectionReached !== false ||
@@ -100,21 +133,24 @@ export function sendPrebuilt(
     res.headersSent ||
     res.getHeaderNames().length > 0
   ) {
-    res.writeHead(head.status, [...head.lines, 'X-Request-Id', requestId])
+    res.writeHead(status, flat())
     if (typeof body === 'string') res.end(body, 'latin1')
     else res.end(body)
     return false
   }
 
-  res.statusCode = head.status
-  res.statusMessage = head.reason
-  if (!head.hasBody) r._hasBody = false
+  res.statusCode = status
+  res.statusMessage = reason
+  if (status === 204 || status === 304 || (status >= 100 && status < 200)) r._hasBody = false
   const sendsBody = r._hasBody && body !== undefined
   const text =
-    head.text +
-    'X-Request-Id: ' +
-    requestId +
-    '\r\nDate: ' +
+    'HTTP/1.1 ' +
+    status +
+    ' ' +
+    reason +
+    '\r\n' +
+    lines +
+    'Date: ' +
     httpDate() +
     '\r\n' +
     connectionLines(r._keepAliveTimeout, r._maxRequestsPerSocket)

@@ -906,6 +906,41 @@ describe('hot routes', () => {
     expect(hot.headers['content-security-policy']).toContain("default-src 'self'")
   })
 
+  it('when the handler sets a security header, its own, or one node writes itself, then each is on the answer once, as express gives it', async () => {
+    const { app, calls } = buildHotApp(async (req, res) => {
+      res.setHeader('content-security-policy', "default-src 'none'")
+      res.setHeader('X-Extra', 'yes')
+      res.setHeader('x-extra', 'again')
+      if (req.headers['x-close']) res.setHeader('Connection', 'close')
+      return { ok: true }
+    })
+    // fetch keeps connections alive, so the hot answers take the head made as text (supertest
+    // asks to close, which node answers with a head of its own); it joins a repeated header's
+    // values with ", ", so one value means one line.
+    const server = await startTestServer(app)
+    const headersOf = (res: Response) => Object.fromEntries(res.headers)
+    try {
+      const hot = await fetch(`${server.url}/fast`)
+      const viaExpress = await fetch(`${server.url}/fast/`)
+      expect(hot.headers.get('content-security-policy')).toBe("default-src 'none'")
+      expect(hot.headers.get('x-extra')).toBe('again')
+      expect(hot.headers.get('connection')).toBe('keep-alive')
+      expect(await hot.text()).toBe(await viaExpress.text())
+      expect(sameEverywhere(headersOf(hot))).toEqual(sameEverywhere(headersOf(viaExpress)))
+
+      // A header node writes itself: node builds the head, and closes the connection as asked.
+      const closing = await fetch(`${server.url}/fast`, { headers: { 'X-Close': '1' } })
+      const closingViaExpress = await fetch(`${server.url}/fast/`, { headers: { 'X-Close': '1' } })
+      expect(closing.headers.get('connection')).toBe('close')
+      expect(await closing.text()).toBe('{"ok":true}')
+      expect(sameEverywhere(headersOf(closing))).toEqual(sameEverywhere(headersOf(closingViaExpress)))
+      await closingViaExpress.text()
+      expect(calls).toEqual(['hot /fast', 'express /fast/', 'hot /fast', 'express /fast/'])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('when the handler throws an ApiError, then the envelope, status and extra headers match express', async () => {
     const { app, lines } = buildHotApp(async (_req, res) => {
       res.setHeader('Cache-Control', 'no-store')

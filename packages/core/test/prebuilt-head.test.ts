@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import net from 'node:net'
-import { prebuiltHead, sendPrebuilt } from '../src/prebuilt-head.ts'
+import { prebuiltHead, sendLines, sendPrebuilt } from '../src/prebuilt-head.ts'
 
 // Node's own writeHead is the reference: for every request below, the bytes a prebuilt head
 // puts on the wire must equal those of writeHead given the same lines, on whichever Node runs
@@ -19,7 +19,34 @@ const NOT_MODIFIED = prebuiltHead(304, LINES.slice(0, 2))
 type Way = 'prebuilt' | 'node'
 const prebuiltAnswered: boolean[] = []
 
+// A head put together per answer (sendLines): a UTF-8 body, and a 204 with none.
+const UTF8_BODY = Buffer.from('{"name":"café ☕"}')
+const PER_ANSWER: Record<string, { status: number; lines: Array<[string, string]>; body?: Buffer }> = {
+  utf8: {
+    status: 201,
+    lines: [
+      ['X-Request-Id', 'req-2'],
+      ['Content-Type', 'application/json; charset=utf-8'],
+      ['Content-Length', String(UTF8_BODY.length)],
+    ],
+    body: UTF8_BODY,
+  },
+  '204': { status: 204, lines: [['X-Request-Id', 'req-3']] },
+}
+
 function answer(way: Way, res: ServerResponse, kind: string): void {
+  const perAnswer = PER_ANSWER[kind]
+  if (perAnswer) {
+    const flat = () => perAnswer.lines.flat()
+    if (way === 'prebuilt') {
+      const text = perAnswer.lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')
+      prebuiltAnswered.push(sendLines(res, perAnswer.status, text, flat, perAnswer.body))
+      return
+    }
+    res.writeHead(perAnswer.status, flat())
+    res.end(perAnswer.body)
+    return
+  }
   const head = kind === '304' ? NOT_MODIFIED : OK
   const body = kind === 'buffer' ? Buffer.from(BODY) : BODY
   if (way === 'prebuilt') {
@@ -110,6 +137,8 @@ describe('sendPrebuilt', () => {
     ['a 304', (way: Way) => [get(`/${way}/304`)]],
     ['a HEAD', (way: Way) => [`HEAD /${way}/string HTTP/1.1\r\nHost: x\r\n\r\n`]],
     ['three answers on one kept-alive connection', (way: Way) => [1, 2, 3].map(() => get(`/${way}/string`))],
+    ['a head made per answer, with a UTF-8 body', (way: Way) => [get(`/${way}/utf8`)]],
+    ['a head made per answer, a 204', (way: Way) => [get(`/${way}/204`), get(`/${way}/utf8`)]],
   ])(
     'when %s is answered, then the bytes are writeHead’s and the connection stays open',
     async (_, requests) => {
