@@ -93,6 +93,8 @@ export interface ServiceDeps {
   clock?: Clock
   /** Deadline and pause of kv calls (store/kv-deadline.ts); tests shorten them. */
   kvDeadline?: KvDeadlineOptions
+  /** How long a pickup-code check waits for its address's checks in flight (guess-guard.ts). */
+  guessWaitMs?: number
 }
 
 /** The storage instances from config: blob always, bucket when S3 is configured. */
@@ -210,7 +212,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     },
   })
   const counters = new WindowCounters(kv, kvTrouble)
-  const guard = new GuessGuard(counters, clock, logger)
+  const guard = new GuessGuard(counters, clock, logger, deps.guessWaitMs)
   const shares = new ShareService({
     shares: shareRepo,
     storage,

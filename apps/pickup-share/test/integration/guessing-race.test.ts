@@ -62,6 +62,10 @@ async function harnessWith(kv: KeyValueStore | undefined) {
     // The test's own failing kv is given up on quickly; the healthy one gets time enough that a
     // loaded machine's slow answer is not taken for an outage (then 503s, not what this measures).
     kvDeadline: { timeoutMs: kv ? 300 : 3_000, pauseMs: 500 },
+    // And the ten lookups in flight get time enough to end before the forty waiting behind them
+    // are answered: on a loaded CI machine they once took over the 1.5 s a service waits, and
+    // the forty were told 503 (lookups slow, which guess-guard.test.ts covers) instead of 429.
+    guessWaitMs: 10_000,
   })
   await h.services.settings.update({ takeFailuresPerIp: LIMIT, takeFailuresGlobal: 1_000_000 })
   return h

@@ -59,6 +59,8 @@ export async function startHarness(
     /** Another kv than the test file's (a faulty one, a Redis the test owns). */
     kv?: KeyValueStore
     kvDeadline?: KvDeadlineOptions
+    /** How long a code check waits for its address's checks in flight (GuessGuard). */
+    guessWaitMs?: number
     /** A logger of the test's own (e.g. captureLogger) instead of a silent one. */
     logger?: Logger
   } = {},
@@ -83,7 +85,15 @@ export async function startHarness(
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
-  const services = createServices({ config, logger, db: deps.db, kv, clock, kvDeadline: options.kvDeadline })
+  const services = createServices({
+    config,
+    logger,
+    db: deps.db,
+    kv,
+    clock,
+    kvDeadline: options.kvDeadline,
+    guessWaitMs: options.guessWaitMs,
+  })
   const app = createApp({ config, logger, db: deps.db, kv, clock, services })
   // Tests fire many requests from one address; the guessing limits get their own test file.
   if (!options.strictGuessLimits)
