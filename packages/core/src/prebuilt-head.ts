@@ -22,16 +22,15 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type ServerRespo
  */
 export interface PrebuiltHead {
   readonly status: number
-  readonly reason: string
-  /** The status line and the header lines, each ending in CRLF. */
+  /** The header lines, each ending in CRLF. */
   readonly text: string
-  /** The header lines alone. */
-  readonly lineText: string
   /** The same header lines as a flat name, value list, for the heads node builds itself. */
   readonly lines: readonly string[]
-  /** False for 304, 204 and 1xx: node sends no body, and `sendPrebuilt` none either. */
-  readonly hasBody: boolean
 }
+
+/** False for 304, 204 and 1xx: node sends no body, and neither do `sendPrebuilt` and `sendLines`. */
+const hasBody = (status: number): boolean =>
+  !(status === 204 || status === 304 || (status >= 100 && status < 200))
 
 /** Header names node writes or interprets itself: never part of a prebuilt head. */
 const NODE_OWNED = new Set(['connection', 'keep-alive', 'date', 'transfer-encoding', 'trailer', 'expect'])
@@ -40,10 +39,9 @@ export function prebuiltHead(
   status: number,
   headers: ReadonlyArray<readonly [string, string]>,
 ): PrebuiltHead {
-  const reason = STATUS_CODES[status]
-  if (!Number.isInteger(status) || reason === undefined) throw new RangeError(`no such status: ${status}`)
-  const hasBody = !(status === 204 || status === 304 || (status >= 100 && status < 200))
-  let lineText = ''
+  if (!Number.isInteger(status) || STATUS_CODES[status] === undefined)
+    throw new RangeError(`no such status: ${status}`)
+  let text = ''
   let contentLength = false
   const lines: string[] = []
   for (const [name, value] of headers) {
@@ -52,12 +50,12 @@ export function prebuiltHead(
     const lower = name.toLowerCase()
     if (NODE_OWNED.has(lower)) throw new Error(`${name} is node's to write, not a prebuilt head's`)
     if (lower === 'content-length') contentLength = true
-    lineText += `${name}: ${value}\r\n`
+    text += `${name}: ${value}\r\n`
     lines.push(name, value)
   }
   // Without a length node would frame the body with chunked encoding, a per-response decision.
-  if (hasBody && !contentLength) throw new Error(`a prebuilt ${status} needs a Content-Length`)
-  return { status, reason, text: `HTTP/1.1 ${status} ${reason}\r\n${lineText}`, lineText, lines, hasBody }
+  if (hasBody(status) && !contentLength) throw new Error(`a prebuilt ${status} needs a Content-Length`)
+  return { status, text, lines }
 }
 
 /** Whether node writes or interprets a header itself (lower-case name): a head holding one is node's to build. */
@@ -95,7 +93,7 @@ export function sendPrebuilt(
   return sendLines(
     res,
     head.status,
-    `${head.lineText}X-Request-Id: ${requestId}\r\n`,
+    `${head.text}X-Request-Id: ${requestId}\r\n`,
     () => [...head.lines, 'X-Request-Id', requestId],
     body,
   )
@@ -141,7 +139,7 @@ export function sendLines(
 
   res.statusCode = status
   res.statusMessage = reason
-  if (status === 204 || status === 304 || (status >= 100 && status < 200)) r._hasBody = false
+  if (!hasBody(status)) r._hasBody = false
   const sendsBody = r._hasBody && body !== undefined
   const text =
     'HTTP/1.1 ' +

@@ -61,12 +61,13 @@ export function createRateLimiter(options: {
   const insurance = new MemoryKeyValueStore()
   const windowMs = durationSec * 1000
   /** The decision for a window's count, `count` points spent in it (the hit's count, or one before it). */
-  const decisionAt = (count: number, ttlMs: number): RateLimitDecision => ({
+  const decisionAt = (count: number, resetAt: Date): RateLimitDecision => ({
     allowed: count <= points,
     limit: points,
     remaining: Math.max(0, points - count),
-    resetAt: new Date(Date.now() + ttlMs),
+    resetAt,
   })
+  const resetOf = (h: WindowHit): Date => new Date(Date.now() + h.ttlMs)
   // Promise chains rather than async functions: consume runs on every request, and each async
   // layer is one more promise and suspended frame of garbage.
   const insuranceHit = async (counter: string, cost: number): Promise<WindowHit> => ({
@@ -80,9 +81,9 @@ export function createRateLimiter(options: {
     // kv failed this call (Redis down or not connected): count in this process, read nothing.
     return kv.hitWindow(counter, cost, windowMs, reads).catch(() => insuranceHit(counter, cost))
   }
-  const decisionOf = (h: WindowHit): RateLimitDecision => decisionAt(h.count, h.ttlMs)
+  const decisionOf = (h: WindowHit): RateLimitDecision => decisionAt(h.count, resetOf(h))
   const decisionAndValuesOf = (h: WindowHit): DecisionAndValues => ({
-    decision: decisionAt(h.count, h.ttlMs),
+    decision: decisionOf(h),
     values: h.values,
   })
   /**
@@ -91,10 +92,9 @@ export function createRateLimiter(options: {
    * 6% of the bytes a kept JSON-RPC batch answer allocated.
    */
   const decisionsOf = (h: WindowHit, count: number): RateLimitDecision[] => {
-    const resetAt = new Date(Date.now() + h.ttlMs)
+    const resetAt = resetOf(h)
     const decisions: RateLimitDecision[] = []
-    for (let n = h.count - count + 1; n <= h.count; n++)
-      decisions.push({ allowed: n <= points, limit: points, remaining: Math.max(0, points - n), resetAt })
+    for (let n = h.count - count + 1; n <= h.count; n++) decisions.push(decisionAt(n, resetAt))
     return decisions
   }
   return {
