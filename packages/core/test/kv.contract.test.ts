@@ -475,6 +475,65 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
     expect(more).toEqual([null, 'A'])
   })
 
+  it('when a command reads a key that one of its own hits counts on, then each read sees the count at its step', async () => {
+    open()
+    await kv.ping()
+
+    const hits = await Promise.all([
+      kv.hitWindow('x', 1, 10_000, ['c']),
+      kv.hitWindow('c', 5, 10_000, ['c']),
+      kv.hitWindow('x', 1, 10_000, ['c']),
+      kv.hitWindow('c', 2, 10_000),
+      kv.hitWindow('x', 1, 10_000, ['c', 'x']),
+    ])
+
+    expect(commands).toBe(1)
+    expect(hits.map((h) => [h.count, h.values])).toEqual([
+      [1, [null]],
+      [5, ['5']],
+      [2, ['5']],
+      [7, []],
+      [3, ['7', '3']],
+    ])
+  })
+
+  it('when a command hits a new window, an open one and a counter left without a TTL, then each gets its own window, shared by its later hits', async () => {
+    open()
+    await kv.ping()
+    const redis = kv.redis as unknown as Redis
+    await redis.set('open', '4', 'PX', 3000)
+    await redis.set('kept', '7')
+
+    const hits = await Promise.all([
+      kv.hitWindow('new', 1, 5000),
+      kv.hitWindow('open', 1, 60_000),
+      kv.hitWindow('kept', 1, 8000),
+      kv.hitWindow('new', 1, 60_000),
+      kv.hitWindow('open', 1, 60_000),
+      kv.hitWindow('kept', 1, 60_000),
+    ])
+
+    expect(commands).toBe(1)
+    expect(hits.map((h) => h.count)).toEqual([1, 5, 8, 2, 6, 9])
+    const [fresh, open_, kept] = [hits[0]!.ttlMs, hits[1]!.ttlMs, hits[2]!.ttlMs]
+    expect(fresh).toBeGreaterThan(4000)
+    expect(fresh).toBeLessThanOrEqual(5000)
+    expect(open_).toBeGreaterThan(2000)
+    expect(open_).toBeLessThanOrEqual(3000)
+    expect(kept).toBeGreaterThan(7000)
+    expect(kept).toBeLessThanOrEqual(8000)
+    expect(hits.slice(3).map((h) => h.ttlMs)).toEqual([fresh, open_, kept])
+    for (const [name, most] of [
+      ['new', 5000],
+      ['open', 3000],
+      ['kept', 8000],
+    ] as const) {
+      const ttl = await redis.pttl(name)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(most)
+    }
+  })
+
   it('when hits are made while a command is out, then they wait for it and go together in the next', async () => {
     open()
     await kv.ping()
