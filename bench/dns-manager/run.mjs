@@ -8,8 +8,8 @@
 //      answer bytes and doing nothing else, for what moving those bytes costs in this run,
 // on the same database, and prints the ratios (service ÷ baseline, each against the baseline
 // answering the same read in the same round) as JSON and as the markdown rows for BENCHMARKS.md,
-// with p99 latency, the CPU time each process spent per request, the bytes of each answer and
-// how many MB/s they came to (a large answer's p99 is bound by moving its bytes through the
+// with p99 latency, the CPU time each process spent per request and what this machine's Postgres
+// and Redis spent on the same requests, the bytes of each answer and how many MB/s they came to (a large answer's p99 is bound by moving its bytes through the
 // kernel to a client on the same two cores), the load average, and which
 // path answered the JSON-RPC and GraphQL requests (kept answers, graphql-jit, graphql-js, Yoga;
 // from the service's /metrics at the end).
@@ -27,7 +27,7 @@
 // series with any answer that is not a 2xx makes the run fail, since a refusal is cheaper than
 // the read it stands for. The bench schema is dropped at the end.
 import { execFileSync, fork, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -91,6 +91,28 @@ function cpuMicros(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10_000
 }
+/**
+ * utime + stime of this machine's Postgres and Redis server processes together, in µs, by
+ * process id: what the stores spent answering a series (the baseline's queries, the service's
+ * Redis commands and what it still asks Postgres). Only stores on this machine are seen.
+ */
+function storeMicros() {
+  const byPid = new Map()
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+      if (comm === 'postgres' || comm === 'redis-server') byPid.set(pid, cpuMicros(pid))
+    } catch {}
+  }
+  return byPid
+}
+/** The CPU the stores spent between two storeMicros (a process started between counts whole). */
+const storeSpent = (before, after) => {
+  let sum = 0
+  for (const [pid, us] of after) sum += us - (before.get(pid) ?? 0)
+  return sum
+}
 const load = () =>
   loadavg()
     .map((n) => n.toFixed(2))
@@ -98,14 +120,19 @@ const load = () =>
 
 /** One autocannon run with the CPU the serving process spent per request. */
 async function measure(target, pid, seconds) {
+  const storesBefore = storeMicros()
   const cpuBefore = cpuMicros(pid)
   const r = await cannon(target, seconds)
   const cpu = cpuMicros(pid) - cpuBefore
+  const stores = storeSpent(storesBefore, storeMicros())
   return {
     requests_per_sec: Math.round(r.requests.average),
     latency_p50_ms: r.latency.p50,
     latency_p99_ms: r.latency.p99,
     cpu_us_per_request: r.requests.total ? Math.round(cpu / r.requests.total) : null,
+    // Postgres and Redis (on this machine) for the same requests: a read the service answers from
+    // its cache still costs Redis a share of a command, the baseline's costs Postgres its queries.
+    store_cpu_us_per_request: r.requests.total ? Math.round(stores / r.requests.total) : null,
     // Response bytes (head and body) per answer, and all of them a second: what the kernel and
     // the client on the same two cores move, whoever made the answer.
     bytes_per_answer: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : null,
@@ -293,6 +320,7 @@ async function main() {
             latency_p50_ms: med(name, side, 'latency_p50_ms'),
             latency_p99_ms: med(name, side, 'latency_p99_ms'),
             cpu_us_per_request: med(name, side, 'cpu_us_per_request'),
+            store_cpu_us_per_request: med(name, side, 'store_cpu_us_per_request'),
             bytes_per_answer: med(name, side, 'bytes_per_answer'),
             mb_per_sec: med(name, side, 'mb_per_sec'),
             non_2xx: rounds.reduce((n, r) => n + r[name][side].non_2xx, 0),
@@ -330,12 +358,12 @@ async function main() {
   }
   console.log(JSON.stringify(out, null, 2))
   console.log(
-    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) | service answer bytes, MB/s | bytes floor: req/s, p99 ms |\n|---|---|---|---|---|---|---|---|`,
+    `\n| read (${connections} connections) | baseline req/s | service req/s | **vs baseline** | p99 ms (baseline / service) | CPU µs/req (baseline / service) | stores' CPU µs/req (baseline / service) | service answer bytes, MB/s | bytes floor: req/s, p99 ms |\n|---|---|---|---|---|---|---|---|---|`,
   )
   for (const [name, [label]] of chosen) {
     const { baseline: b, service: s, floor: f } = results[name]
     console.log(
-      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} | ${s.bytes_per_answer}, ${s.mb_per_sec} | ${f.requests_per_sec}, ${f.latency_p99_ms} |`,
+      `| ${label} | ${b.requests_per_sec} | ${s.requests_per_sec} | **${ratios[name].toFixed(2)}** | ${b.latency_p99_ms} / ${s.latency_p99_ms} | ${b.cpu_us_per_request} / ${s.cpu_us_per_request} | ${b.store_cpu_us_per_request} / ${s.store_cpu_us_per_request} | ${s.bytes_per_answer}, ${s.mb_per_sec} | ${f.requests_per_sec}, ${f.latency_p99_ms} |`,
     )
   }
   console.log(`\nload average (1/5/15 min) at each round's start and the end: ${loads.join(' → ')}`)
