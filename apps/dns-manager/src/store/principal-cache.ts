@@ -88,6 +88,12 @@ interface Entry {
  * no round trip of its own: the tokens come back with the failed-secret guard's kv read, which
  * every authentication makes anyway (`readAhead`). Unknown keys are not cached; a key whose
  * tokens cannot be read is looked up in the database.
+ *
+ * When a busy credential's entry grows too old (maxAgeMs) or its account's token is replaced,
+ * every request it has in flight misses at once: one that finds a lookup of the same key under
+ * the same token already out waits for it instead of querying again (the views cache does the
+ * same, for the same reasons: view-cache.ts). A lookup without a token to vouch for it is never
+ * joined, nor one begun before kv may have lost tokens.
  */
 export function cachedCredentialLookup(
   accounts: Pick<Stores, 'findCredential' | 'touchCredential'>,
@@ -100,9 +106,15 @@ export function cachedCredentialLookup(
   // acknowledged, and could then hand back a token a cache still holds: start again. A read
   // whose tokens were asked for before such a moment is not cached either.
   let lostAt = -Infinity
+  /** The database lookups out under a token, by public key, and when each began. */
+  const lookups = new Map<
+    string,
+    { token: string; cachedAt: number; found: Promise<CredentialWithAccount | null> }
+  >()
   versions.onLost(() => {
     lostAt = performance.now()
     entries.clear()
+    lookups.clear()
   })
   const tokenOf = (values: Array<string | null>): string | null =>
     values.length === 2 && values[0] !== null && values[1] !== null ? `${values[0]} ${values[1]}` : null
@@ -123,8 +135,22 @@ export function cachedCredentialLookup(
         options.now() - cached.cachedAt < options.maxAgeMs
       )
         return cached.found
-      const cachedAt = options.now()
-      const found = await accounts.findCredential(publicKey)
+      const out = token === null ? undefined : lookups.get(publicKey)
+      let cachedAt: number
+      let found: CredentialWithAccount | null
+      if (out?.token === token) {
+        cachedAt = out.cachedAt
+        found = await out.found
+      } else {
+        cachedAt = options.now()
+        const lookup = accounts.findCredential(publicKey)
+        if (token !== null) lookups.set(publicKey, { token, cachedAt, found: lookup })
+        try {
+          found = await lookup
+        } finally {
+          if (lookups.get(publicKey)?.found === lookup) lookups.delete(publicKey)
+        }
+      }
       entries.delete(publicKey)
       if (!found || readAhead === 'unreadable') return found
       // A public key belongs to one account for good, so the tokens read ahead for the entry

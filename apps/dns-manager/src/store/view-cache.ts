@@ -31,6 +31,14 @@ interface Entry {
  * younger than `maxAgeMs`, and its own time has not run out (`validUntil`: a page of subdomains
  * stops being true when one of them expires). Values are frozen and carry their JSON bytes, so a
  * hit costs neither a query nor serialising and encoding the rows again.
+ *
+ * A miss that finds a read of the same value under the same token already out waits for that one
+ * instead of querying again: when a busy account's values expire (maxAgeMs), or a change replaces
+ * its token, every request it has in flight misses at once, and fifty connections made fifty
+ * reads of each value. Waiting is as good as the read it joins: the same token, read after the
+ * change that made it (a change replaces the token before it answers, so a request sent after
+ * that answer reads a new one and never joins an older read); a read begun before kv may have
+ * lost tokens is not joined.
  */
 export function cachedViews(options: ViewCacheOptions): ViewCache {
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024
@@ -41,9 +49,12 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
   // A Redis that restarted (or failed over) may hand back a token a value was kept under after
   // losing the change that replaced it: everything goes, and a read begun before is not kept.
   let generation = 0
+  /** The reads out, by value: the token each was asked under, and the value (frozen) it gives. */
+  const loading = new Map<string, { token: string; loaded: Promise<ViewLoad<object>> }>()
   options.onLost?.(() => {
     generation++
     entries.clear()
+    loading.clear()
     bytes = 0
   })
   const drop = (key: string, entry: Entry) => {
@@ -79,8 +90,20 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
         }
         drop(id, entry)
       }
-      const { value, validUntil = Infinity } = await load()
-      freezeWithJson(value)
+      const out = loading.get(id)
+      if (out?.token === token) return (await out.loaded).value as T
+      const loaded = load().then((l) => {
+        freezeWithJson(l.value)
+        return l
+      })
+      loading.set(id, { token, loaded })
+      let value: T
+      let validUntil: number
+      try {
+        ;({ value, validUntil = Infinity } = await loaded)
+      } finally {
+        if (loading.get(id)?.loaded === loaded) loading.delete(id)
+      }
       // The kept bytes, and about as much again for the objects and the key.
       const size = 2 * jsonBytesOf(value)!.length + 2 * id.length
       if (size > maxBytes / 16 || began !== generation) return value

@@ -78,6 +78,53 @@ describe('cachedViews', () => {
     expect(loads).toBe(5)
   })
 
+  it('when requests miss one value at once under its token, then one read serves them all; another token, no token, or a lost kv read on their own', async () => {
+    let lost = () => {}
+    const views = cachedViews({ maxAgeMs: 60_000, now: () => now, onLost: (listener) => (lost = listener) })
+    const gates: Array<() => void> = []
+    const slow = (value: object) => async () => {
+      loads++
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return { value: structuredClone(value) }
+    }
+
+    const same = Array.from({ length: 5 }, () => views.read('a', 't', 'k', slow({ v: 1 })))
+    const other = views.read('a', 't2', 'k', slow({ v: 2 }))
+    const none = views.read('a', null, 'k', slow({ v: 3 }))
+    expect(loads).toBe(3)
+    gates.forEach((open) => open())
+    const values = await Promise.all(same)
+    expect(values.every((v) => v === values[0] && Object.isFrozen(v))).toBe(true)
+    expect(values[0]).toEqual({ v: 1 })
+    expect(await other).toEqual({ v: 2 })
+    expect(await none).toEqual({ v: 3 })
+
+    // A read out when kv may have lost tokens is not joined: the next miss reads again.
+    gates.length = 0
+    loads = 0
+    const before = views.read('b', 't', 'k', slow({ v: 4 }))
+    lost()
+    const after = views.read('b', 't', 'k', slow({ v: 5 }))
+    expect(loads).toBe(2)
+    gates.forEach((open) => open())
+    expect([await before, await after]).toEqual([{ v: 4 }, { v: 5 }])
+
+    // A failed read fails those that joined it, and the next miss reads again.
+    gates.length = 0
+    loads = 0
+    const failing = async () => {
+      loads++
+      await new Promise<void>((resolve) => gates.push(resolve))
+      throw new Error('database gone')
+    }
+    const failed = Array.from({ length: 3 }, () => views.read('c', 't', 'k', failing))
+    gates.forEach((open) => open())
+    const settled = await Promise.allSettled(failed)
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+    expect(loads).toBe(1)
+    expect(await views.read('c', 't', 'k', load({ v: 6 }))).toEqual({ v: 6 })
+  })
+
   it('when kv may have lost tokens, then every value goes, and a read begun before is not kept', async () => {
     let lost = () => {}
     const views = cachedViews({ maxAgeMs: 60_000, now: () => now, onLost: (listener) => (lost = listener) })
