@@ -327,3 +327,22 @@ export async function startSilentServer(): Promise<{ port: number; close(): Prom
     },
   }
 }
+
+/**
+ * Calls held until a test lets them go, for what a test must see while something is in flight
+ * (a slow database read, a Redis answer on its way): `hold()` waits for the next `open()`.
+ */
+export function heldCalls(): { hold(): Promise<void>; open(): void; readonly held: number } {
+  let waiting: Array<() => void> = []
+  return {
+    hold: () => new Promise<void>((resolve) => waiting.push(resolve)),
+    open() {
+      const released = waiting
+      waiting = []
+      for (const release of released) release()
+    },
+    get held() {
+      return waiting.length
+    },
+  }
+}

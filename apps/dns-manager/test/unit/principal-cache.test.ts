@@ -1,3 +1,4 @@
+import { heldCalls } from '@quartet/core/testing'
 import type { CredentialWithAccount } from '../../src/domain/ports.ts'
 import { cachedCredentialLookup, type PrincipalVersions } from '../../src/store/principal-cache.ts'
 
@@ -9,7 +10,7 @@ describe('cachedCredentialLookup, lookups in flight', () => {
   let now = 0
   let lookups = 0
   let failing = false
-  let gates: Array<() => void> = []
+  let calls = heldCalls()
   let lost = () => {}
   const versions: PrincipalVersions = {
     keysOf: (accountId) => ['all', accountId],
@@ -22,7 +23,7 @@ describe('cachedCredentialLookup, lookups in flight', () => {
   const accounts = {
     findCredential: async () => {
       const n = ++lookups
-      await new Promise<void>((resolve) => gates.push(resolve))
+      await calls.hold()
       if (failing) throw new Error('database gone')
       return {
         credential: { id: `cred-${n}`, publicKey: 'pk' },
@@ -31,11 +32,7 @@ describe('cachedCredentialLookup, lookups in flight', () => {
     },
     touchCredential: async () => {},
   }
-  const open = () => {
-    const waiting = gates
-    gates = []
-    waiting.forEach((release) => release())
-  }
+  const open = () => calls.open()
   const tokens = (t: string) => ({ values: ['all-1', t], askedAt: performance.now() })
   const find = async (
     cache: ReturnType<typeof cachedCredentialLookup>,
@@ -62,7 +59,7 @@ describe('cachedCredentialLookup, lookups in flight', () => {
     now = 1_000
     lookups = 0
     failing = false
-    gates = []
+    calls = heldCalls()
   })
 
   it('when a cached key grows too old, then the requests that miss it at once under its token share one lookup', async () => {

@@ -1,4 +1,5 @@
 import { jsonBytesOf } from '@quartet/core/json-text'
+import { heldCalls } from '@quartet/core/testing'
 import { cachedViews } from '../../src/store/view-cache.ts'
 
 /** The views cache's own rules, apart from the tokens' (view-cache.test.ts in integration). */
@@ -81,10 +82,10 @@ describe('cachedViews', () => {
   it('when requests miss one value at once under its token, then one read serves them all; another token, no token, or a lost kv read on their own', async () => {
     let lost = () => {}
     const views = cachedViews({ maxAgeMs: 60_000, now: () => now, onLost: (listener) => (lost = listener) })
-    const gates: Array<() => void> = []
+    const calls = heldCalls()
     const slow = (value: object) => async () => {
       loads++
-      await new Promise<void>((resolve) => gates.push(resolve))
+      await calls.hold()
       return { value: structuredClone(value) }
     }
 
@@ -92,7 +93,7 @@ describe('cachedViews', () => {
     const other = views.read('a', 't2', 'k', slow({ v: 2 }))
     const none = views.read('a', null, 'k', slow({ v: 3 }))
     expect(loads).toBe(3)
-    gates.forEach((open) => open())
+    calls.open()
     const values = await Promise.all(same)
     expect(values.every((v) => v === values[0] && Object.isFrozen(v))).toBe(true)
     expect(values[0]).toEqual({ v: 1 })
@@ -100,25 +101,23 @@ describe('cachedViews', () => {
     expect(await none).toEqual({ v: 3 })
 
     // A read out when kv may have lost tokens is not joined: the next miss reads again.
-    gates.length = 0
     loads = 0
     const before = views.read('b', 't', 'k', slow({ v: 4 }))
     lost()
     const after = views.read('b', 't', 'k', slow({ v: 5 }))
     expect(loads).toBe(2)
-    gates.forEach((open) => open())
+    calls.open()
     expect([await before, await after]).toEqual([{ v: 4 }, { v: 5 }])
 
     // A failed read fails those that joined it, and the next miss reads again.
-    gates.length = 0
     loads = 0
     const failing = async () => {
       loads++
-      await new Promise<void>((resolve) => gates.push(resolve))
+      await calls.hold()
       throw new Error('database gone')
     }
     const failed = Array.from({ length: 3 }, () => views.read('c', 't', 'k', failing))
-    gates.forEach((open) => open())
+    calls.open()
     const settled = await Promise.allSettled(failed)
     expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
     expect(loads).toBe(1)

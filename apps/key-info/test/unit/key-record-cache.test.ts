@@ -1,3 +1,4 @@
+import { heldCalls } from '@quartet/core/testing'
 import type { KeyStore, KeyWithUsage } from '../../src/domain/ports.ts'
 import { usageWindows } from '../../src/domain/windows.ts'
 import { type KeyVersions, versionedKeyStore } from '../../src/store/key-record-cache.ts'
@@ -10,7 +11,7 @@ describe('versionedKeyStore, reads in flight', () => {
   let now = 0
   let reads = 0
   let failing = false
-  let gates: Array<() => void> = []
+  let calls = heldCalls()
   let lost = () => {}
   const versions: KeyVersions = {
     read: async () => 't',
@@ -22,16 +23,12 @@ describe('versionedKeyStore, reads in flight', () => {
   const inner = {
     findWithUsage: async () => {
       const n = ++reads
-      await new Promise<void>((resolve) => gates.push(resolve))
+      await calls.hold()
       if (failing) throw new Error('database gone')
       return { hash: 'h', label: `read ${n}` } as unknown as KeyWithUsage
     },
   } as unknown as KeyStore
-  const open = () => {
-    const waiting = gates
-    gates = []
-    waiting.forEach((release) => release())
-  }
+  const open = () => calls.open()
   const today = usageWindows(new Date('2026-11-22T12:00:00Z'))
   const tomorrow = usageWindows(new Date('2026-11-23T12:00:00Z'))
   const token = (t: string) => ({ token: t, askedAt: performance.now() })
@@ -57,7 +54,7 @@ describe('versionedKeyStore, reads in flight', () => {
     now = 1_000
     reads = 0
     failing = false
-    gates = []
+    calls = heldCalls()
   })
 
   it('when a cached record grows too old, then the requests that miss it at once under its token share one read', async () => {
