@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { KeyValueStore } from '@quartet/core/kv'
+import { ReadsInFlight } from '@quartet/core/reads-in-flight'
 import type { CredentialLookup, CredentialWithAccount, ReadAhead, Stores } from '../domain/ports.ts'
 
 /**
@@ -88,12 +89,7 @@ interface Entry {
  * no round trip of its own: the tokens come back with the failed-secret guard's kv read, which
  * every authentication makes anyway (`readAhead`). Unknown keys are not cached; a key whose
  * tokens cannot be read is looked up in the database.
- *
- * When a busy credential's entry grows too old (maxAgeMs) or its account's token is replaced,
- * every request it has in flight misses at once: one that finds a lookup of the same key under
- * the same token already out waits for it instead of querying again (the views cache does the
- * same, for the same reasons: view-cache.ts). A lookup without a token to vouch for it is never
- * joined, nor one begun before kv may have lost tokens.
+ * Misses of one key under one token at once share one lookup (core's ReadsInFlight).
  */
 export function cachedCredentialLookup(
   accounts: Pick<Stores, 'findCredential' | 'touchCredential'>,
@@ -106,11 +102,8 @@ export function cachedCredentialLookup(
   // acknowledged, and could then hand back a token a cache still holds: start again. A read
   // whose tokens were asked for before such a moment is not cached either.
   let lostAt = -Infinity
-  /** The database lookups out under a token, by public key, and when each began. */
-  const lookups = new Map<
-    string,
-    { token: string; cachedAt: number; found: Promise<CredentialWithAccount | null> }
-  >()
+  /** The database lookups out, by public key. */
+  const lookups = new ReadsInFlight<CredentialWithAccount | null>()
   versions.onLost(() => {
     lostAt = performance.now()
     entries.clear()
@@ -135,22 +128,9 @@ export function cachedCredentialLookup(
         options.now() - cached.cachedAt < options.maxAgeMs
       )
         return cached.found
-      const out = token === null ? undefined : lookups.get(publicKey)
-      let cachedAt: number
-      let found: CredentialWithAccount | null
-      if (out?.token === token) {
-        cachedAt = out.cachedAt
-        found = await out.found
-      } else {
-        cachedAt = options.now()
-        const lookup = accounts.findCredential(publicKey)
-        if (token !== null) lookups.set(publicKey, { token, cachedAt, found: lookup })
-        try {
-          found = await lookup
-        } finally {
-          if (lookups.get(publicKey)?.found === lookup) lookups.delete(publicKey)
-        }
-      }
+      const lookup = lookups.read(publicKey, token, options.now(), () => accounts.findCredential(publicKey))
+      const cachedAt = lookup.began
+      const found = await lookup.read
       entries.delete(publicKey)
       if (!found || readAhead === 'unreadable') return found
       // A public key belongs to one account for good, so the tokens read ahead for the entry

@@ -1,4 +1,5 @@
 import { freezeWithJson, jsonBytesOf } from '@quartet/core/json-text'
+import { ReadsInFlight } from '@quartet/core/reads-in-flight'
 import type { ViewCache, ViewLoad } from '../domain/ports.ts'
 
 export interface ViewCacheOptions {
@@ -32,13 +33,7 @@ interface Entry {
  * stops being true when one of them expires). Values are frozen and carry their JSON bytes, so a
  * hit costs neither a query nor serialising and encoding the rows again.
  *
- * A miss that finds a read of the same value under the same token already out waits for that one
- * instead of querying again: when a busy account's values expire (maxAgeMs), or a change replaces
- * its token, every request it has in flight misses at once, and fifty connections made fifty
- * reads of each value. Waiting is as good as the read it joins: the same token, read after the
- * change that made it (a change replaces the token before it answers, so a request sent after
- * that answer reads a new one and never joins an older read); a read begun before kv may have
- * lost tokens is not joined.
+ * Misses of one value under one token at once share one read (core's ReadsInFlight).
  */
 export function cachedViews(options: ViewCacheOptions): ViewCache {
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024
@@ -49,8 +44,8 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
   // A Redis that restarted (or failed over) may hand back a token a value was kept under after
   // losing the change that replaced it: everything goes, and a read begun before is not kept.
   let generation = 0
-  /** The reads out, by value: the token each was asked under, and the value (frozen) it gives. */
-  const loading = new Map<string, { token: string; loaded: Promise<ViewLoad<object>> }>()
+  /** The reads out, by value; each gives its value frozen. */
+  const loading = new ReadsInFlight<ViewLoad<object>>()
   options.onLost?.(() => {
     generation++
     entries.clear()
@@ -90,20 +85,15 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
         }
         drop(id, entry)
       }
-      const out = loading.get(id)
-      if (out?.token === token) return (await out.loaded).value as T
-      const loaded = load().then((l) => {
-        freezeWithJson(l.value)
-        return l
-      })
-      loading.set(id, { token, loaded })
-      let value: T
-      let validUntil: number
-      try {
-        ;({ value, validUntil = Infinity } = await loaded)
-      } finally {
-        if (loading.get(id)?.loaded === loaded) loading.delete(id)
-      }
+      const { read, joined } = loading.read(id, token, now, () =>
+        load().then((l) => {
+          freezeWithJson(l.value)
+          return l
+        }),
+      )
+      const { value, validUntil = Infinity } = (await read) as ViewLoad<T>
+      // Joined a read out already: the one who began it keeps the value.
+      if (joined) return value
       // The kept bytes, and about as much again for the objects and the key.
       const size = 2 * jsonBytesOf(value)!.length + 2 * id.length
       if (size > maxBytes / 16 || began !== generation) return value

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { KeyValueStore } from '@quartet/core/kv'
+import { ReadsInFlight } from '@quartet/core/reads-in-flight'
 import type { KeyStore, KeyWithUsage, UsageStore } from '../domain/ports.ts'
 
 /**
@@ -75,13 +76,7 @@ interface Entry {
  * and key changes (PATCH, DELETE) replacing the token after they commit. A cache hit costs one kv
  * read instead of a database statement. When kv cannot be read, reads go to the database.
  * Unknown keys are not cached.
- *
- * When a busy key's record grows too old (maxAgeMs) or its token is replaced (a PATCH, recorded
- * usage), every request it has in flight misses at once: one that finds a read of the same key
- * for the same day under the same token already out waits for it rather than asking the database
- * again. That is as good as its own read: a change replaces the token before it answers, so a
- * request sent after that answer reads another token and never joins an older read. A read
- * without a token to vouch for it is never joined, nor one begun before kv may have lost tokens.
+ * Misses of one key for one day under one token at once share one read (core's ReadsInFlight).
  */
 export function versionedKeyStore(
   inner: KeyStore,
@@ -94,11 +89,8 @@ export function versionedKeyStore(
   // acknowledged, and could then hand back a token a cache still holds: start again.
   // A read whose token was asked for before such a moment is not cached either.
   let lostAt = -Infinity
-  /** The database reads out under a token, by key hash, and when each began. */
-  const reads = new Map<
-    string,
-    { token: string; today: string; cachedAt: number; record: Promise<KeyWithUsage | null> }
-  >()
+  /** The database reads out, by key hash. */
+  const reads = new ReadsInFlight<KeyWithUsage | null>()
   versions.onLost(() => {
     lostAt = performance.now()
     entries.clear()
@@ -129,22 +121,12 @@ export function versionedKeyStore(
         options.now() - cached.cachedAt < options.maxAgeMs
       )
         return cached.record
-      const out = token === null ? undefined : reads.get(hash)
-      let cachedAt: number
-      let record: KeyWithUsage | null
-      if (out?.token === token && out.today === windows.today) {
-        cachedAt = out.cachedAt
-        record = await out.record
-      } else {
-        cachedAt = options.now()
-        const read = inner.findWithUsage(hash, windows)
-        if (token !== null) reads.set(hash, { token, today: windows.today, cachedAt, record: read })
-        try {
-          record = await read
-        } finally {
-          if (reads.get(hash)?.record === read) reads.delete(hash)
-        }
-      }
+      // The day's sums are part of what is read: a read for another day is another read.
+      const read = reads.read(hash, token === null ? null : `${token} ${windows.today}`, options.now(), () =>
+        inner.findWithUsage(hash, windows),
+      )
+      const cachedAt = read.began
+      const record = await read.read
       entries.delete(hash)
       if (record && token !== null) {
         if (askedAt <= lostAt) return record
