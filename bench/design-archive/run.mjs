@@ -18,7 +18,8 @@
 // one Node process; "auto" uses every core), NGINX (nginx binary, default nginx on PATH),
 // BENCH_SERVICE_NODE (the node binary that runs the service and bare node, default the one
 // running this script; autocannon stays on this one, so the client is the same whichever Node
-// serves).
+// serves), BENCH_NODE_FLAGS (node flags for the service alone, e.g. "--cpu-prof
+// --cpu-prof-dir=/tmp/prof", as bench/dns-manager takes them).
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -75,20 +76,24 @@ if (!existsSync(path.join(appDir, 'dist', 'main.js'))) {
 }
 const servicePort = await freePort()
 const serviceNode = process.env.BENCH_SERVICE_NODE || process.execPath
-const service = spawn(serviceNode, [path.join(appDir, 'dist', 'main.js')], {
-  cwd: appDir,
-  env: {
-    PATH: process.env.PATH,
-    NODE_ENV: 'production',
-    DATABASE_URL,
-    DATABASE_SCHEMA: 'design_archive_bench',
-    PORT: String(servicePort),
-    HOST: '127.0.0.1',
-    // nginx below runs with access_log off; neither side writes a line per request.
-    LOG_LEVEL: 'warn',
+const service = spawn(
+  serviceNode,
+  [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(appDir, 'dist', 'main.js')],
+  {
+    cwd: appDir,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL,
+      DATABASE_SCHEMA: 'design_archive_bench',
+      PORT: String(servicePort),
+      HOST: '127.0.0.1',
+      // nginx below runs with access_log off; neither side writes a line per request.
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
   },
-  stdio: ['ignore', 'inherit', 'inherit'],
-})
+)
 children.push(service)
 const serviceUrl = `http://127.0.0.1:${servicePort}`
 await waitFor(`${serviceUrl}/readyz`)
