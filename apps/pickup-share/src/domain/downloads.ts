@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import type { TransferKey, TransferRepository } from '../store/transfer-repository.ts'
@@ -74,13 +73,19 @@ export interface Admission {
 
 /** Another request of the same receiver holds an opening at most this long before it is stale. */
 const OPENING_STALE_MS = 30_000
-/** How long a request waits for another request of its receiver to open the transfer. */
-const OPENING_WAIT_MS = 5_000
 const ABANDON_RETRY_MS = 500
-/** How long a request waits for the requests of its receiver and file ahead of it in this process. */
-const TURN_WAIT_MS = 2_000
+/** The global timer, which a test's fake clock drives (node:timers/promises' is not). */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+/**
+ * How long a request waits, from its arrival, for other requests of its receiver and file: for
+ * those ahead of it in this process (its turn), then for an opening another request holds. Past
+ * it, 503 with Retry-After. One deadline for both, so a request behind a stalling one is not held
+ * for its turn and then again for an opening (an opening whose opener failed, with its delete
+ * failing too while the database stalls, is waited for until it is stale: 30 s).
+ */
+const WAIT_MS = 2_000
 
-/** Resolves when `before` settles, or rejects with 503 after TURN_WAIT_MS. */
+/** Resolves when `before` settles, or rejects with 503 after WAIT_MS. */
 function withinTurnWait(before: Promise<unknown>): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
@@ -95,7 +100,7 @@ function withinTurnWait(before: Promise<unknown>): Promise<void> {
             },
           ),
         ),
-      TURN_WAIT_MS,
+      WAIT_MS,
     )
     const done = () => {
       clearTimeout(timer)
@@ -143,10 +148,11 @@ export class DownloadTransfers {
   ): Promise<Admission | null> {
     const id = `${key.shareId}\n${key.path}\n${key.receiver}`
     const before = this.turns.get(id) ?? Promise.resolve()
-    // A turn is waited for at most TURN_WAIT_MS: when the requests ahead are slow (a database
+    // A turn is waited for at most WAIT_MS: when the requests ahead are slow (a database
     // stalling), the queue would otherwise grow without bound and hold each request for the sum
     // of theirs. Past it, 503 at once; the opening row still decides across processes.
-    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, preview))
+    const waitUntil = Date.now() + WAIT_MS
+    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, preview, waitUntil))
     const settled = mine.catch(() => {})
     this.turns.set(id, settled)
     void settled.then(() => {
@@ -161,8 +167,8 @@ export class DownloadTransfers {
     size: number,
     bytes: number,
     preview: boolean,
+    waitUntil: number,
   ): Promise<Admission | null> {
-    const waitUntil = Date.now() + OPENING_WAIT_MS
     const join = async (now: Date): Promise<Admission | null> => {
       const joined = await this.d.repo.join(key, bytes, now)
       if (!joined) return null
@@ -215,9 +221,10 @@ export class DownloadTransfers {
         }
         return { transferId: id, opened: true, reservation, bytes }
       }
-      // A request of this receiver in another process is opening a transfer: wait until it is
-      // paid, then join it.
-      if (Date.now() > waitUntil)
+      // Another request of this receiver holds an opening (in another process, or one of this
+      // process's whose opener failed and whose delete is being retried): wait until it is paid
+      // and join it, or gone and open one, until the request's deadline.
+      if (Date.now() >= waitUntil)
         throw new ApiError(
           'service_unavailable',
           'another request is starting this download; try again',
@@ -226,7 +233,7 @@ export class DownloadTransfers {
             headers: { 'Retry-After': '1' },
           },
         )
-      await sleep(wait)
+      await sleep(Math.min(wait, waitUntil - Date.now()))
     }
   }
 

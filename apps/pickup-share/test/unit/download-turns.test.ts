@@ -126,4 +126,51 @@ describe('requests of one receiver for one file, taking turns in this process', 
     const key = { shareId: 's4', path: 'a/i.bin', receiver: '198.51.100.23' }
     expect(await transfers.admit(share, key, 100, 100)).toBeNull()
   })
+
+  describe('an opening another request holds and never pays (its opener failed, and the database still fails its delete)', () => {
+    // join finds no paid transfer and the opening row stands: the request can only wait or 503.
+    const neverPaid = () =>
+      new DownloadTransfers({
+        repo: { join: async () => null, beginOpening: async () => 'busy' } as unknown as TransferRepository,
+        gate: {} as DownloadGate,
+        clock: systemClock,
+        rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+      })
+    const share = { id: 's5', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's5', path: 'a/j.bin', receiver: '198.51.100.24' }
+    /** The outcome once it settles, or 'pending'. */
+    const watch = (p: Promise<unknown>) => {
+      let outcome: unknown = 'pending'
+      p.then(
+        (v) => (outcome = v),
+        (e: unknown) => (outcome = e),
+      )
+      return () => outcome
+    }
+
+    beforeEach(() => jest.useFakeTimers())
+    afterEach(() => jest.useRealTimers())
+
+    it('when a request waits for it, then it answers 503 with Retry-After two seconds after it arrived, not five', async () => {
+      const outcome = watch(neverPaid().admit(share, key, 100, 100))
+      await jest.advanceTimersByTimeAsync(1_900)
+      expect(outcome()).toBe('pending')
+      await jest.advanceTimersByTimeAsync(200)
+      expect(outcome()).toMatchObject({ code: 'service_unavailable', status: 503 })
+      expect((outcome() as ApiError).headers).toMatchObject({ 'Retry-After': '1' })
+    })
+
+    it('when a request waited for its turn first, then its wait for the opening ends at the same deadline, two seconds after it arrived', async () => {
+      const transfers = neverPaid()
+      const first = watch(transfers.admit(share, key, 100, 100))
+      await jest.advanceTimersByTimeAsync(1_000)
+      // Its turn comes when the first gives up, at 2 s; its own deadline is at 3 s, not 4.
+      const second = watch(transfers.admit(share, key, 100, 100))
+      await jest.advanceTimersByTimeAsync(1_100)
+      expect(first()).toMatchObject({ status: 503 })
+      expect(second()).toBe('pending')
+      await jest.advanceTimersByTimeAsync(1_000)
+      expect(second()).toMatchObject({ code: 'service_unavailable', status: 503 })
+    })
+  })
 })
