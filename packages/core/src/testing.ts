@@ -332,7 +332,7 @@ export async function startSilentServer(): Promise<{ port: number; close(): Prom
  * Calls held until a test lets them go, for what a test must see while something is in flight
  * (a slow database read, a Redis answer on its way): `hold()` waits for the next `open()`.
  */
-export function heldCalls(): { hold(): Promise<void>; open(): void; readonly held: number } {
+export function heldCalls(): { hold(): Promise<void>; open(): void } {
   let waiting: Array<() => void> = []
   return {
     hold: () => new Promise<void>((resolve) => waiting.push(resolve)),
@@ -340,9 +340,6 @@ export function heldCalls(): { hold(): Promise<void>; open(): void; readonly hel
       const released = waiting
       waiting = []
       for (const release of released) release()
-    },
-    get held() {
-      return waiting.length
     },
   }
 }
