@@ -105,7 +105,14 @@ export interface RpcOptions {
 /**
  * JSON-RPC 2.0 over HTTP: single calls and batches (up to `maxBatch`), notifications get no
  * response, a batch of only notifications gets no body. Authentication happens once per HTTP
- * request; every call in a batch spends one rate-limit point. Served by the express router
+ * request; every call in a batch spends one rate-limit point.
+ *
+ * HTTP status: every request whose body is read as JSON gets 200 (204 when nothing is answered),
+ * whatever its calls' errors (-32700 and refused credentials, a rate limit, an outage included):
+ * the error is in the response object, where JSON-RPC clients look for it (json-rpc-2.0's own
+ * fetch transport rejects anything but 200 with the status text alone). The errors' headers
+ * (Retry-After) still reach the HTTP answer. Only a body refused before it is read as JSON (over
+ * BODY_LIMIT 413, another charset 415) keeps its HTTP status (rpcBodyErrorAnswer). Served by the express router
  * (rpcRouter) and before express (rpcHotRoutes) alike, so both give the same answer.
  */
 export function createRpcHandler(
@@ -210,10 +217,11 @@ export function createRpcHandler(
           memo!.pointsOf(credentialId, memoKey),
         ))
     } catch (err) {
-      // Nothing in the request can be served: the HTTP status and headers (Retry-After) are the error's.
+      // Nothing in the request can be served: one error object, with the error's headers
+      // (Retry-After), and HTTP 200 like every answer to a JSON-RPC request (see createRpcHandler).
       const apiError = toApiError(err)
       return {
-        status: apiError.status,
+        status: 200,
         headers: { ...apiError.headers },
         body: { jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) },
       }
@@ -234,10 +242,8 @@ export function createRpcHandler(
       : await inOrder(calls, (call) => handleCall(call, principal, spend, requestId))
     const responses: RpcResponse[] = []
     const failures: ApiError[] = []
-    let served = false
     for (const { response, failure } of outcomes) {
       if (failure) failures.push(failure)
-      else served = true
       if (response) responses.push(response)
     }
     // Headers of the calls' errors (Retry-After of a rate limit or an outage) reach the HTTP
@@ -251,11 +257,9 @@ export function createRpcHandler(
           extra.set(lower, [name, String(value)])
       }
     const answerHeaders = Object.fromEntries(extra.values())
-    // 503 for the HTTP request only when no call could be served; otherwise each call has its answer.
-    const unavailable = !served && failures.length > 0 && failures.every((f) => f.status === 503)
-    if (responses.length === 0) return { status: unavailable ? 503 : 204, headers: answerHeaders }
+    if (responses.length === 0) return { status: 204, headers: answerHeaders }
     const answer = {
-      status: unavailable ? 503 : 200,
+      status: 200,
       headers: answerHeaders,
       body: batch ? responses : responses[0],
     }
@@ -375,8 +379,9 @@ function rpcBytes(body: unknown): Buffer | undefined {
  * Refusals of the body before the router sees it, in the JSON-RPC shape rather than the REST
  * envelope (express.json and core's input checks run app-wide, so they arrive as errors, not
  * requests): malformed JSON is the spec's -32700 parse error (HTTP 200, like every protocol
- * error); anything else (a body over the limit, a charset we do not read, a string core's input
- * rule refuses) is one error object with the error's HTTP status and headers.
+ * error); anything else is one error object: with HTTP 200 for a string core's input rule
+ * refuses (the body was read), with the error's HTTP status and headers for a body over the limit
+ * or in a charset we do not read.
  */
 export function rpcBodyErrors(): ErrorRequestHandler {
   return (err, req, res, _next) => sendRpc(res, rpcBodyErrorAnswer(err, req))
@@ -392,7 +397,9 @@ export function rpcBodyErrorAnswer(err: unknown, req: { id?: unknown; log?: Logg
     }
   const { error } = errorAnswer('rest', err, req)
   return {
-    status: error.status,
+    // A body read as JSON whose strings core's input rule refuses (a NUL) is a request like any
+    // other: 200. Over the limit (413) or in another charset (415), it was never read: its status.
+    status: err instanceof ApiError && error.code === 'bad_request' ? 200 : error.status,
     headers: { ...error.headers },
     body: {
       jsonrpc: '2.0',

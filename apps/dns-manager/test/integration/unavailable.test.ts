@@ -30,7 +30,7 @@ function writesFailing(outage: { on: boolean }): Db {
 }
 
 describe('a dependency outage is 503 service_unavailable with Retry-After in every call style', () => {
-  it('when the database is unreachable, then REST, JSON-RPC (the whole batch) and GraphQL answer 503 with Retry-After', async () => {
+  it('when the database is unreachable, then REST and GraphQL answer 503, and JSON-RPC one -32016 error object (HTTP 200), all with Retry-After', async () => {
     const unreachable = createDb({
       url: 'postgresql://postgres@127.0.0.1:1/postgres',
       schema: deps.database.schema,
@@ -51,7 +51,7 @@ describe('a dependency outage is 503 service_unavailable with Retry-After in eve
           { jsonrpc: '2.0', method: 'quota.get', id: 1 },
           { jsonrpc: '2.0', method: 'system.info', id: 2 },
         ])
-        .expect(503)
+        .expect(200)
       expect(rpc.headers['retry-after']).toBe('5')
       expect(rpc.body).toEqual({
         jsonrpc: '2.0',
@@ -112,12 +112,13 @@ describe('a dependency outage is 503 service_unavailable with Retry-After in eve
       data: { error_code: 'service_unavailable', http_status: 503 },
     })
 
-    // A request whose only call meets the outage could not be served at all: 503.
+    // A request whose only call meets the outage: its error object, HTTP 200 like every JSON-RPC
+    // answer (issue 43), the header kept.
     const single = await request(app)
       .post('/rpc')
       .set(a.headers)
       .send({ jsonrpc: '2.0', method: 'dns_records.create', params: record('y'), id: 3 })
-      .expect(503)
+      .expect(200)
     expect(single.headers['retry-after']).toBe('5')
     expect(single.body.error.data.error_code).toBe('service_unavailable')
 
