@@ -132,20 +132,10 @@ export function createRpcHandler(
     spend: Pipeline['spend'],
     requestId?: string,
   ): Promise<{ response: RpcResponse | null; failure?: ApiError }> {
-    if (typeof call !== 'object' || call === null || Array.isArray(call))
-      return { response: protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object') }
-    const c = call as Record<string, unknown>
-    const isNotification = !('id' in c)
-    const id = validId(c.id) ? c.id : null
-    if (c.jsonrpc !== '2.0' || typeof c.method !== 'string' || (!isNotification && !validId(c.id)))
-      return {
-        response: protocolError(
-          RPC_INVALID_REQUEST,
-          'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
-          id,
-        ),
-      }
-    const op = byName.get(c.method)
+    const shape = callShape(call)
+    if ('invalid' in shape) return { response: shape.invalid }
+    const { c, id, isNotification } = shape
+    const op = byName.get(c.method as string)
     if (!op)
       return {
         response: isNotification
@@ -217,14 +207,20 @@ export function createRpcHandler(
           memo!.pointsOf(credentialId, memoKey),
         ))
     } catch (err) {
-      // Nothing in the request can be served: one error object, with the error's headers
-      // (Retry-After), and HTTP 200 like every answer to a JSON-RPC request (see createRpcHandler).
+      // Nothing in the request can be served: each call gets the error under its own id (a
+      // client matches answers to its calls by id: json-rpc-2.0's would wait forever for an
+      // `id: null`), notifications nothing, with the error's headers (Retry-After) and HTTP 200
+      // like every answer to a JSON-RPC request (see above).
       const apiError = toApiError(err)
-      return {
-        status: 200,
-        headers: { ...apiError.headers },
-        body: { jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) },
-      }
+      const error = rpcError(apiError, requestId)
+      const responses = calls.flatMap((call): RpcResponse[] => {
+        const shape = callShape(call)
+        if ('invalid' in shape) return [shape.invalid]
+        return shape.isNotification ? [] : [{ jsonrpc: '2.0', id: shape.id, error }]
+      })
+      const answerHeaders = { ...apiError.headers }
+      if (responses.length === 0) return { status: 204, headers: answerHeaders }
+      return { status: 200, headers: answerHeaders, body: batch ? responses : responses[0] }
     }
 
     let spend = pipeline.spend
@@ -278,6 +274,28 @@ export function createRpcHandler(
       )
     return answer
   }
+}
+
+/** A call as JSON-RPC 2.0 has it (an object, `jsonrpc: "2.0"`, a method name, a valid id or none), or its -32600. */
+function callShape(
+  call: unknown,
+):
+  | { invalid: RpcResponse }
+  | { c: Record<string, unknown>; id: RpcResponse['id']; isNotification: boolean } {
+  if (typeof call !== 'object' || call === null || Array.isArray(call))
+    return { invalid: protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object') }
+  const c = call as Record<string, unknown>
+  const isNotification = !('id' in c)
+  const id = validId(c.id) ? c.id : null
+  if (c.jsonrpc !== '2.0' || typeof c.method !== 'string' || (!isNotification && !validId(c.id)))
+    return {
+      invalid: protocolError(
+        RPC_INVALID_REQUEST,
+        'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
+        id,
+      ),
+    }
+  return { c, id, isNotification }
 }
 
 const methodOf = (call: unknown): string =>

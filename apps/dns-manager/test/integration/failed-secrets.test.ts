@@ -126,7 +126,7 @@ describe('failed secrets are limited per address and per key', () => {
       .expect(200)
     expect(rpc.body).toMatchObject({
       jsonrpc: '2.0',
-      id: null,
+      id: 1,
       error: {
         code: -32011,
         data: { error_code: 'rate_limit_exceeded', details: { reset_at: expect.any(String) } },

@@ -53,15 +53,16 @@ describe('a dependency outage is 503 service_unavailable with Retry-After in eve
         ])
         .expect(200)
       expect(rpc.headers['retry-after']).toBe('5')
-      expect(rpc.body).toEqual({
-        jsonrpc: '2.0',
-        id: null,
-        error: {
-          code: -32016,
-          message: 'service unavailable',
-          data: { error_code: 'service_unavailable', http_status: 503, request_id: expect.any(String) },
-        },
-      })
+      // Each call of the batch gets the error under its own id (issue 43).
+      const outage = {
+        code: -32016,
+        message: 'service unavailable',
+        data: { error_code: 'service_unavailable', http_status: 503, request_id: expect.any(String) },
+      }
+      expect(rpc.body).toEqual([
+        { jsonrpc: '2.0', id: 1, error: outage },
+        { jsonrpc: '2.0', id: 2, error: outage },
+      ])
 
       const gql = await request(app)
         .post('/graphql')
