@@ -279,9 +279,7 @@ export function createRpcHandler(
 /** A call as JSON-RPC 2.0 has it (an object, `jsonrpc: "2.0"`, a method name, a valid id or none), or its -32600. */
 function callShape(
   call: unknown,
-):
-  | { invalid: RpcResponse }
-  | { c: Record<string, unknown>; id: RpcResponse['id']; isNotification: boolean } {
+): { invalid: RpcResponse } | { c: Record<string, unknown>; id: RpcResponse['id']; isNotification: boolean } {
   if (typeof call !== 'object' || call === null || Array.isArray(call))
     return { invalid: protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object') }
   const c = call as Record<string, unknown>
