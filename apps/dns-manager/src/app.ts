@@ -165,6 +165,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     maxFields: config.GRAPHQL_MAX_FIELDS,
     maxTokens: config.GRAPHQL_MAX_TOKENS,
     maxCost: config.GRAPHQL_MAX_COST,
+    introspection: config.GRAPHQL_INTROSPECTION,
     logger: deps.logger,
     endpoints: PREFIXES.map((p) => `${p}/graphql`),
   })

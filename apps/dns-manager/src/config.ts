@@ -35,6 +35,11 @@ export const ZConfig = z.object({
   GRAPHQL_MAX_TOKENS: zInt(2000, 100, 100_000),
   /** Fields a GraphQL document may return, one inside a page counted once per row (graphql-limits.ts). */
   GRAPHQL_MAX_COST: zInt(20_000, 100, 10_000_000),
+  /**
+   * Schema introspection (`__schema`, `__type`) for authenticated callers, within its own
+   * allowance (graphql-limits.ts), or `off` for everyone.
+   */
+  GRAPHQL_INTROSPECTION: z.enum(['authenticated', 'off']).default('authenticated'),
   /** Failed authentications (wrong key or secret) per client address, and per API key, per window. */
   AUTH_FAILURES_PER_ADDRESS: zInt(20, 1, 1_000_000),
   AUTH_FAILURES_PER_KEY: zInt(100, 1, 1_000_000),

@@ -121,6 +121,11 @@ export class HotAnswer {
     readonly status: number,
     readonly body?: unknown,
     readonly text?: string | Buffer,
+    /**
+     * A JSON media type other than `application/json` (GraphQL's
+     * `application/graphql-response+json`); the answer is UTF-8 JSON either way.
+     */
+    readonly jsonType?: `application/${string}json`,
   ) {}
 }
 
@@ -371,6 +376,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       headers.id = id
       let status = 200
       let body: string | Buffer | undefined
+      let contentType = JSON_CONTENT_TYPE
       try {
         let payload: unknown
         let parsed: unknown
@@ -389,12 +395,14 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         if (payload instanceof HotAnswer) {
           status = payload.status
           body = payload.text ?? (payload.body === undefined ? undefined : JSON.stringify(payload.body))
+          if (payload.jsonType) contentType = `${payload.jsonType}; charset=utf-8`
         } else body = JSON.stringify(payload)
       } catch (err) {
         const answer = errorAnswer(options.envelope, err, req)
         for (const [name, value] of Object.entries(answer.error.headers ?? {})) headers.setHeader(name, value)
         status = answer.error.status
         body = JSON.stringify(answer.body)
+        contentType = JSON_CONTENT_TYPE
       }
       if (body === undefined) {
         // As express's res.status(n).end(): no Content-Type, and a length of 0 where a body may be.
@@ -404,7 +412,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       }
       // The answer is JSON, and its length the body's, whatever the handler set.
       const length = Buffer.byteLength(body)
-      headers.put('content-type', 'Content-Type', JSON_CONTENT_TYPE)
+      headers.put('content-type', 'Content-Type', contentType)
       headers.put('content-length', 'Content-Length', String(length))
       // sendLines sends a string as latin1 (with the head, in one write): the same bytes as
       // UTF-8 only for ASCII text, so any other goes as its UTF-8 bytes.

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { REPO_ROOT, SERVICES } from './services.ts'
+import { metricsBanner } from './metrics-banner.ts'
 import { prettyLine, prettyWanted } from './pretty.ts'
 import { startStack } from './stack.ts'
 
@@ -43,7 +44,10 @@ async function main(): Promise<void> {
         `Rolling restart (one replica at a time): kill -HUP ${process.pid}\n`,
     )
   }
-  process.stdout.write('Every service answers /healthz, /readyz and /metrics. Ctrl-C stops them all.\n\n')
+  process.stdout.write(
+    `Every service answers /healthz and /readyz.\n${metricsBanner(SERVICES, process.env, width)}\n` +
+      'Ctrl-C stops them all.\n\n',
+  )
 
   let exitCode = 0
   const shutdown = async (why: string) => {

@@ -19,6 +19,7 @@ import {
   NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
   parse,
+  printSchema,
   type SelectionNode,
   specifiedRules,
   validate,
@@ -29,7 +30,12 @@ import client from 'prom-client'
 import { createSchema, createYoga, maskError, type Plugin, processRegularResult } from 'graphql-yoga'
 import { z } from 'zod'
 import { PER_PAGE_DEFAULT, PER_PAGE_MAX, type Principal } from '../domain/service.ts'
-import { checkDocument, checkNesting, type DocumentLimits } from './graphql-limits.ts'
+import {
+  checkDocument,
+  checkNesting,
+  type DocumentLimits,
+  INTROSPECTION_ALLOWANCE,
+} from './graphql-limits.ts'
 import { graphqlSchemaSource } from './graphql-schema.ts'
 import { type AnswerMemo, keptAnswer, requestKey } from './answer-memo.ts'
 import type { Operation } from './operation.ts'
@@ -39,6 +45,7 @@ import type { Pipeline } from './pipeline.ts'
 interface Admitted {
   principal: Principal
   params: TGraphQLParams
+  mediaType: GraphQLMediaType
 }
 const ADMITTED = Symbol('graphql.admitted')
 type GraphQLRequest = Request & { [ADMITTED]?: Admitted }
@@ -63,6 +70,71 @@ export type TGraphQLParams = z.infer<typeof ZGraphQLParams>
 
 const requestIdOf = (req: Request | undefined) => (typeof req?.id === 'string' ? req.id : undefined)
 
+/** The two media types of a GraphQL answer (GraphQL over HTTP), which differ in their status codes. */
+export type GraphQLMediaType = 'application/graphql-response+json' | 'application/json'
+const GRAPHQL_RESPONSE = 'application/graphql-response+json'
+const contentTypeOf = (mediaType: GraphQLMediaType) => `${mediaType}; charset=utf-8`
+
+/**
+ * The answer's media type, as Yoga chooses it: the first entry of `Accept` (in the order given)
+ * that is one of the two, `application/*` or `*\/*` (those choose application/json), in UTF-8.
+ * No Accept header, or one that names neither, gets application/json (not Yoga's 406: every
+ * answer of ours is JSON, as for REST and JSON-RPC).
+ */
+export function responseMediaType(accept: string | string[] | undefined): GraphQLMediaType {
+  const header = Array.isArray(accept) ? accept.join(',') : accept
+  for (const entry of (header ?? '').split(',')) {
+    const [type = '', ...params] = entry.split(';').map((p) => p.trim().toLowerCase())
+    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue
+    const charset = params.find((p) => p.startsWith('charset='))
+    if (charset !== undefined && charset !== 'charset=utf-8') continue
+    if (type === GRAPHQL_RESPONSE) return GRAPHQL_RESPONSE
+    if (type === 'application/json' || type === 'application/*' || type === '*/*') return 'application/json'
+  }
+  return 'application/json'
+}
+
+/** Statuses that say the HTTP request itself was not one GraphQL runs (a mutation by GET: 405). */
+const HTTP_LEVEL = new Set([405, 413, 415])
+
+/**
+ * The status of an answer GraphQL made (GraphQL over HTTP; the gate's refusals keep theirs):
+ * 200 whenever execution began (`data` is there, partial or not), in both media types, with the
+ * errors' headers (Retry-After) kept. A request error (parse, validation, a limit, variables)
+ * is 200 under application/json, which says only that the request was well-formed, and its own
+ * status (400) under application/graphql-response+json. An HTTP-level refusal (405) and a 5xx
+ * keep theirs in both.
+ */
+function answerStatus(result: ExecutionResult, errors: readonly GraphQLError[], mediaType: GraphQLMediaType) {
+  if (result.data !== undefined) return 200
+  const worst = Math.max(
+    200,
+    ...errors.map((e) => (e.extensions?.http as { status?: number } | undefined)?.status ?? 500),
+  )
+  if (worst >= 500 || HTTP_LEVEL.has(worst)) return worst
+  return mediaType === GRAPHQL_RESPONSE ? worst : 200
+}
+
+/** The errors, each carrying the answer's status for Yoga (which answers with the highest). */
+function withAnswerStatus(
+  result: ExecutionResult,
+  errors: readonly GraphQLError[],
+  mediaType: GraphQLMediaType,
+): GraphQLError[] {
+  const status = answerStatus(result, errors, mediaType)
+  return errors.map((e) => {
+    const http = (e.extensions?.http ?? {}) as { status?: number; headers?: Record<string, string> }
+    if (http.status === status) return e
+    return new GraphQLError(e.message, {
+      nodes: e.nodes,
+      source: e.source,
+      positions: e.positions,
+      path: e.path,
+      extensions: { ...e.extensions, http: { ...http, status } },
+    })
+  })
+}
+
 /** An ApiError as a GraphQL error; `extensions.http` (status, headers) is read by Yoga, not sent. */
 export function toGraphQLError(
   err: ApiError,
@@ -83,10 +155,21 @@ export function toGraphQLError(
   })
 }
 
-/** A request refused before Yoga runs, in the same shape as every other GraphQL error. */
-function sendError(res: Response, err: ApiError, requestId: string | undefined): void {
+/**
+ * A request refused before Yoga runs, in the same shape as every other GraphQL error, with the
+ * error's status (the request was refused over HTTP: its method, type, body, credentials), or
+ * `status` (a document refused before parsing: as the parser's refusals, below).
+ */
+function sendError(
+  res: Response,
+  err: ApiError,
+  requestId: string | undefined,
+  mediaType: GraphQLMediaType,
+  status = err.status,
+): void {
   if (err.headers) res.set(err.headers)
-  res.status(err.status).json(refusal(err, requestId))
+  res.set('Content-Type', contentTypeOf(mediaType))
+  res.status(status).json(refusal(err, requestId))
 }
 
 function refusal(err: ApiError, requestId: string | undefined): unknown {
@@ -96,10 +179,28 @@ function refusal(err: ApiError, requestId: string | undefined): unknown {
 }
 
 /** sendError's answer on a hot route. */
-function hotRefusal(err: ApiError, req: { id?: unknown }, headers: HeaderSink): HotAnswer {
+function hotRefusal(
+  err: ApiError,
+  req: { id?: unknown },
+  headers: HeaderSink,
+  mediaType: GraphQLMediaType,
+  status = err.status,
+): HotAnswer {
   for (const [name, value] of Object.entries(err.headers ?? {})) headers.setHeader(name, value)
-  return new HotAnswer(err.status, refusal(err, typeof req.id === 'string' ? req.id : undefined))
+  return new HotAnswer(
+    status,
+    refusal(err, typeof req.id === 'string' ? req.id : undefined),
+    undefined,
+    hotType(mediaType),
+  )
 }
+
+/** A hot answer's media type: core's default is application/json. */
+const hotType = (mediaType: GraphQLMediaType) =>
+  mediaType === GRAPHQL_RESPONSE ? GRAPHQL_RESPONSE : undefined
+
+/** The status of a document the gate refused before parsing (its bracket nesting): a request error. */
+const documentRefusalStatus = (mediaType: GraphQLMediaType) => (mediaType === GRAPHQL_RESPONSE ? 400 : 200)
 
 /** Errors made by graphql-js or Yoga (parse, validation, variable coercion, HTTP rules) have no code of ours. */
 const YOGA_STATUS_CODES: Record<number, ErrorCode> = {
@@ -172,12 +273,18 @@ export function createGraphQL(
     maxFields: number
     maxTokens: number
     maxCost: number
+    /** Introspection for authenticated callers (every caller that reaches the parser), or off. */
+    introspection: 'authenticated' | 'off'
     endpoints: string[]
     logger: Logger
     /** Answers of queries made of cached views alone (answer-memo.ts); none without a views cache. */
     memo?: AnswerMemo<Buffer> | undefined
   },
-): { mount(app: Express): void; hotRoutes: HotRoute[]; register(target: client.Registry): void } {
+): {
+  mount(app: Express): void
+  hotRoutes: HotRoute[]
+  register(target: client.Registry): void
+} {
   const resolvers: Record<'Query' | 'Mutation', Record<string, unknown>> = { Query: {}, Mutation: {} }
   for (const op of operations) {
     const kind = op.graphql.kind === 'query' ? 'Query' : 'Mutation'
@@ -214,8 +321,13 @@ export function createGraphQL(
       defaultSize: PER_PAGE_DEFAULT,
       maxSize: PER_PAGE_MAX,
     },
+    introspection: options.introspection === 'off' ? null : INTROSPECTION_ALLOWANCE,
   }
-  const maxNesting = 2 * options.maxDepth
+  // Introspection queries nest their brackets 10 deep (their depth is in fragments).
+  const maxNesting = Math.max(2 * options.maxDepth, limits.introspection ? 16 : 0)
+  // Introspection refused at validation too, should a document reach it (checkDocument refuses
+  // it first, in words that say where the schema is).
+  const introspectionRules = options.introspection === 'off' ? [NoSchemaIntrospectionCustomRule] : []
 
   const plugins: Array<Plugin<GraphQLContext, { req: GraphQLRequest }>> = [
     {
@@ -245,29 +357,34 @@ export function createGraphQL(
           return document
         })
       },
-      // The schema is in the README; introspection would need its own depth allowance.
       onValidate({ addValidationRule }) {
-        addValidationRule(NoSchemaIntrospectionCustomRule)
+        for (const rule of introspectionRules) addValidationRule(rule)
       },
     },
     {
       onResultProcess({ result, setResult, serverContext }) {
         if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return
         const requestId = requestIdOf(serverContext.req)
-        setResult({
-          ...result,
-          errors: result.errors.map((e) => normaliseError(e as GraphQLError, requestId)),
-        })
+        const mediaType = serverContext.req[ADMITTED]?.mediaType ?? 'application/json'
+        const errors = result.errors.map((e) => normaliseError(e as GraphQLError, requestId))
+        setResult({ ...result, errors: withAnswerStatus(result as ExecutionResult, errors, mediaType) })
       },
     },
   ]
 
   /** Malformed or oversized JSON bodies (express.json runs app-wide), in the GraphQL shape. */
   const bodyErrors: ErrorRequestHandler = (err, req, res, _next) => {
-    sendError(res, errorAnswer('rest', err, req).error, requestIdOf(req))
+    sendError(
+      res,
+      errorAnswer('rest', err, req).error,
+      requestIdOf(req),
+      responseMediaType(req.headers.accept),
+    )
   }
 
   const gate: RequestHandler = async (req, res, next) => {
+    const mediaType = responseMediaType(req.headers.accept)
+    let refusalStatus: number | undefined
     try {
       // Yoga makes a URL of the Host header: one that is no host (`%00`, a port past 65535)
       // made it throw, a 500 with its stack trace as text.
@@ -303,13 +420,14 @@ export function createGraphQL(
       req.headers.host ??= 'localhost'
       const principal = await pipeline.authenticate(req.headers, req.ip)
       const params = requestParams(req)
+      refusalStatus = documentRefusalStatus(mediaType)
       checkNesting(params.query, maxNesting)
-      ;(req as GraphQLRequest)[ADMITTED] = { principal, params }
-      // One answer type, as for REST and JSON-RPC: Yoga would answer 406 to other Accept values.
-      req.headers.accept = 'application/json'
+      ;(req as GraphQLRequest)[ADMITTED] = { principal, params, mediaType }
+      // The media type chosen above, for Yoga: it would answer 406 to Accept values naming neither.
+      req.headers.accept = mediaType
       next()
     } catch (err) {
-      sendError(res, errorAnswer('rest', err, req).error, requestIdOf(req))
+      sendError(res, errorAnswer('rest', err, req).error, requestIdOf(req), mediaType, refusalStatus)
     }
   }
 
@@ -342,7 +460,7 @@ export function createGraphQL(
   // Yoga does to a result (error masking, normaliseError, Yoga's own status and serialisation).
   // Any other document (a syntax error, over a limit, invalid, no operation to run) goes to
   // Yoga, which answers it.
-  const validationRules = [...specifiedRules, NoSchemaIntrospectionCustomRule]
+  const validationRules = [...specifiedRules, ...introspectionRules]
   const documents = new Map<string, DocumentNode | null>()
   const prepared = (query: string): DocumentNode | null => {
     const known = documents.get(query)
@@ -387,6 +505,8 @@ export function createGraphQL(
         headers.setHeader('Cache-Control', 'no-store')
         const request = req as GraphQLRequest
         const requestId = requestIdOf(request)
+        const mediaType = responseMediaType(req.headers.accept)
+        const jsonType = hotType(mediaType)
         // The same body, answered before from cached views alone that are still the ones it
         // would read (its parameters passed every check then): the same answer, once its points
         // are spent (with authentication's kv command when it can: pipeline.ts, `admit`). A
@@ -409,24 +529,32 @@ export function createGraphQL(
               memo!.pointsOf(credentialId, memoKey),
             ))
         } catch (err) {
-          return hotRefusal(errorAnswer('rest', err, request).error, request, headers)
+          return hotRefusal(errorAnswer('rest', err, request).error, request, headers, mediaType)
         }
         let spend = pipeline.spend
         if (memoKey !== undefined) {
           const kept = await keptAnswer(memo!, pipeline, principal, memoKey, prepaid)
           if ('answer' in kept) {
             executions.labels('memo').inc()
-            return new HotAnswer(200, undefined, kept.answer)
+            return new HotAnswer(200, undefined, kept.answer, jsonType)
           }
           spend = kept.spend
         }
         let admitted: Admitted
+        let refusalStatus: number | undefined
         try {
           const params = bodyParams(body)
+          refusalStatus = documentRefusalStatus(mediaType)
           checkNesting(params.query, maxNesting)
-          admitted = { principal, params }
+          admitted = { principal, params, mediaType }
         } catch (err) {
-          return hotRefusal(errorAnswer('rest', err, request).error, request, headers)
+          return hotRefusal(
+            errorAnswer('rest', err, request).error,
+            request,
+            headers,
+            mediaType,
+            refusalStatus,
+          )
         }
         const document = prepared(admitted.params.query)
         let response: globalThis.Response
@@ -440,7 +568,7 @@ export function createGraphQL(
           executions.labels('yoga').inc()
           response = await yoga.fetch(
             `http://localhost${endpoint}`,
-            { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' } },
+            { method: 'POST', headers: { 'content-type': 'application/json', accept: mediaType } },
             { req: request },
           )
         } else {
@@ -481,7 +609,7 @@ export function createGraphQL(
             const kept = memoised
               ? memo!.keep(admitted.principal, memoKey, contextValue.results!, made)
               : undefined
-            return new HotAnswer(200, undefined, kept ?? JSON.stringify(result))
+            return new HotAnswer(200, undefined, kept ?? JSON.stringify(result), jsonType)
           }
           if (result.errors?.length) {
             // Yoga's masking (maskedErrors: true), then our onResultProcess.
@@ -490,22 +618,24 @@ export function createGraphQL(
               if (m !== e) options.logger.error({ err: e }, 'graphql')
               return m as GraphQLError
             })
-            result = { ...result, errors: masked.map((e) => normaliseError(e, requestId)) }
+            const errors = masked.map((e) => normaliseError(e, requestId))
+            result = { ...result, errors: withAnswerStatus(result, errors, mediaType) }
           }
-          response = processRegularResult(
-            result,
-            { Response } as never,
-            'application/json',
-          ) as globalThis.Response
+          response = processRegularResult(result, { Response } as never, mediaType) as globalThis.Response
         }
         response.headers.forEach((value, name) => {
           if (name !== 'content-type' && name !== 'content-length') headers.setHeader(name, value)
         })
-        return new HotAnswer(response.status, undefined, await response.text())
+        return new HotAnswer(response.status, undefined, await response.text(), jsonType)
       },
       bodyError(err, req, headers) {
         headers.setHeader('Cache-Control', 'no-store')
-        return hotRefusal(errorAnswer('rest', err, req).error, req, headers)
+        return hotRefusal(
+          errorAnswer('rest', err, req).error,
+          req,
+          headers,
+          responseMediaType(req.headers.accept),
+        )
       },
     } satisfies HotRoute
   })
@@ -516,6 +646,14 @@ export function createGraphQL(
       target.registerMetric(executions)
     },
     mount(app) {
+      // The SDL tools load (graphql-codegen, an IDE's schema file), printed from the schema this
+      // server runs; public, like this README's copy of it.
+      const sdl = printSchema(schema)
+      for (const endpoint of options.endpoints)
+        app.get(`${endpoint}/schema.graphql`, (_req, res) => {
+          res.set('Cache-Control', 'public, max-age=300')
+          res.type('text/plain; charset=utf-8').send(sdl)
+        })
       for (const endpoint of options.endpoints) {
         const yoga = yogas.get(endpoint)!
         const run: RequestHandler = (req, res) => yoga(req, res, { req })

@@ -105,7 +105,14 @@ export interface RpcOptions {
 /**
  * JSON-RPC 2.0 over HTTP: single calls and batches (up to `maxBatch`), notifications get no
  * response, a batch of only notifications gets no body. Authentication happens once per HTTP
- * request; every call in a batch spends one rate-limit point. Served by the express router
+ * request; every call in a batch spends one rate-limit point.
+ *
+ * HTTP status: every request whose body is read as JSON gets 200 (204 when nothing is answered),
+ * whatever its calls' errors (-32700 and refused credentials, a rate limit, an outage included):
+ * the error is in the response object, where JSON-RPC clients look for it (json-rpc-2.0's own
+ * fetch transport rejects anything but 200 with the status text alone). The errors' headers
+ * (Retry-After) still reach the HTTP answer. Only a body refused before it is read as JSON (over
+ * BODY_LIMIT 413, another charset 415) keeps its HTTP status (rpcBodyErrorAnswer). Served by the express router
  * (rpcRouter) and before express (rpcHotRoutes) alike, so both give the same answer.
  */
 export function createRpcHandler(
@@ -125,20 +132,10 @@ export function createRpcHandler(
     spend: Pipeline['spend'],
     requestId?: string,
   ): Promise<{ response: RpcResponse | null; failure?: ApiError }> {
-    if (typeof call !== 'object' || call === null || Array.isArray(call))
-      return { response: protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object') }
-    const c = call as Record<string, unknown>
-    const isNotification = !('id' in c)
-    const id = validId(c.id) ? c.id : null
-    if (c.jsonrpc !== '2.0' || typeof c.method !== 'string' || (!isNotification && !validId(c.id)))
-      return {
-        response: protocolError(
-          RPC_INVALID_REQUEST,
-          'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
-          id,
-        ),
-      }
-    const op = byName.get(c.method)
+    const shape = callShape(call)
+    if ('invalid' in shape) return { response: shape.invalid }
+    const { c, id, isNotification } = shape
+    const op = byName.get(c.method as string)
     if (!op)
       return {
         response: isNotification
@@ -210,13 +207,20 @@ export function createRpcHandler(
           memo!.pointsOf(credentialId, memoKey),
         ))
     } catch (err) {
-      // Nothing in the request can be served: the HTTP status and headers (Retry-After) are the error's.
+      // Nothing in the request can be served: each call gets the error under its own id (a
+      // client matches answers to its calls by id: json-rpc-2.0's would wait forever for an
+      // `id: null`), notifications nothing, with the error's headers (Retry-After) and HTTP 200
+      // like every answer to a JSON-RPC request (see above).
       const apiError = toApiError(err)
-      return {
-        status: apiError.status,
-        headers: { ...apiError.headers },
-        body: { jsonrpc: '2.0', id: null, error: rpcError(apiError, requestId) },
-      }
+      const error = rpcError(apiError, requestId)
+      const responses = calls.flatMap((call): RpcResponse[] => {
+        const shape = callShape(call)
+        if ('invalid' in shape) return [shape.invalid]
+        return shape.isNotification ? [] : [{ jsonrpc: '2.0', id: shape.id, error }]
+      })
+      const answerHeaders = { ...apiError.headers }
+      if (responses.length === 0) return { status: 204, headers: answerHeaders }
+      return { status: 200, headers: answerHeaders, body: batch ? responses : responses[0] }
     }
 
     let spend = pipeline.spend
@@ -234,10 +238,8 @@ export function createRpcHandler(
       : await inOrder(calls, (call) => handleCall(call, principal, spend, requestId))
     const responses: RpcResponse[] = []
     const failures: ApiError[] = []
-    let served = false
     for (const { response, failure } of outcomes) {
       if (failure) failures.push(failure)
-      else served = true
       if (response) responses.push(response)
     }
     // Headers of the calls' errors (Retry-After of a rate limit or an outage) reach the HTTP
@@ -251,11 +253,9 @@ export function createRpcHandler(
           extra.set(lower, [name, String(value)])
       }
     const answerHeaders = Object.fromEntries(extra.values())
-    // 503 for the HTTP request only when no call could be served; otherwise each call has its answer.
-    const unavailable = !served && failures.length > 0 && failures.every((f) => f.status === 503)
-    if (responses.length === 0) return { status: unavailable ? 503 : 204, headers: answerHeaders }
+    if (responses.length === 0) return { status: 204, headers: answerHeaders }
     const answer = {
-      status: unavailable ? 503 : 200,
+      status: 200,
       headers: answerHeaders,
       body: batch ? responses : responses[0],
     }
@@ -274,6 +274,26 @@ export function createRpcHandler(
       )
     return answer
   }
+}
+
+/** A call as JSON-RPC 2.0 has it (an object, `jsonrpc: "2.0"`, a method name, a valid id or none), or its -32600. */
+function callShape(
+  call: unknown,
+): { invalid: RpcResponse } | { c: Record<string, unknown>; id: RpcResponse['id']; isNotification: boolean } {
+  if (typeof call !== 'object' || call === null || Array.isArray(call))
+    return { invalid: protocolError(RPC_INVALID_REQUEST, 'invalid request: each call must be an object') }
+  const c = call as Record<string, unknown>
+  const isNotification = !('id' in c)
+  const id = validId(c.id) ? c.id : null
+  if (c.jsonrpc !== '2.0' || typeof c.method !== 'string' || (!isNotification && !validId(c.id)))
+    return {
+      invalid: protocolError(
+        RPC_INVALID_REQUEST,
+        'invalid request: needs jsonrpc "2.0", a method name and a string, number or null id',
+        id,
+      ),
+    }
+  return { c, id, isNotification }
 }
 
 const methodOf = (call: unknown): string =>
@@ -375,8 +395,9 @@ function rpcBytes(body: unknown): Buffer | undefined {
  * Refusals of the body before the router sees it, in the JSON-RPC shape rather than the REST
  * envelope (express.json and core's input checks run app-wide, so they arrive as errors, not
  * requests): malformed JSON is the spec's -32700 parse error (HTTP 200, like every protocol
- * error); anything else (a body over the limit, a charset we do not read, a string core's input
- * rule refuses) is one error object with the error's HTTP status and headers.
+ * error); anything else is one error object: with HTTP 200 for a string core's input rule
+ * refuses (the body was read), with the error's HTTP status and headers for a body over the limit
+ * or in a charset we do not read.
  */
 export function rpcBodyErrors(): ErrorRequestHandler {
   return (err, req, res, _next) => sendRpc(res, rpcBodyErrorAnswer(err, req))
@@ -392,7 +413,9 @@ export function rpcBodyErrorAnswer(err: unknown, req: { id?: unknown; log?: Logg
     }
   const { error } = errorAnswer('rest', err, req)
   return {
-    status: error.status,
+    // A body read as JSON whose strings core's input rule refuses (a NUL) is a request like any
+    // other: 200. Over the limit (413) or in another charset (415), it was never read: its status.
+    status: err instanceof ApiError && error.code === 'bad_request' ? 200 : error.status,
     headers: { ...error.headers },
     body: {
       jsonrpc: '2.0',

@@ -2,6 +2,11 @@ import request from 'supertest'
 import { buildApp, createAccount, type TestAccount, useDeps } from '../helpers.ts'
 
 const deps = useDeps()
+const GRAPHQL_RESPONSE = 'application/graphql-response+json'
+
+/** Types within types within types: what graphql-js's MaxIntrospectionDepthRule refuses. */
+const SELF_NESTING =
+  '{ __schema { types { fields { type { fields { type { fields { type { name } } } } } } } } }'
 
 const deepSelection = (levels: number) => `{ quota ${'{ quota '.repeat(levels)}${'}'.repeat(levels + 1)}`
 
@@ -18,10 +23,13 @@ describe('GraphQL hardening', () => {
     app = buildApp(deps).app
     account = await createAccount(deps)
   })
+  // As stock clients (Apollo Client, graphql-request) ask: request errors are 4xx in this media
+  // type (GraphQL over HTTP); under application/json they are 200 (graphql.clients.test.ts).
   const post = (body: unknown) =>
     request(app)
       .post('/graphql')
       .set(account.headers)
+      .set('Accept', GRAPHQL_RESPONSE)
       .send(body as object)
 
   describe('credentials come first', () => {
@@ -106,6 +114,7 @@ describe('GraphQL hardening', () => {
       const res = await request(shallow)
         .post('/graphql')
         .set(account.headers)
+        .set('Accept', GRAPHQL_RESPONSE)
         .send({
           query:
             'query { ...Q } fragment Q on Query { verifyCredentials { ...V } } fragment V on VerifyResult { account { quota { used } } }',
@@ -144,7 +153,11 @@ describe('GraphQL hardening', () => {
       const { app: cheap } = buildApp(deps, { env: { GRAPHQL_MAX_COST: '1000' } })
       const page = (perPage: string) => `subdomains${perPage} { subdomains { id subdomain } next_cursor }`
       const send = (query: string, variables?: object) =>
-        request(cheap).post('/graphql').set(account.headers).send({ query, variables })
+        request(cheap)
+          .post('/graphql')
+          .set(account.headers)
+          .set('Accept', GRAPHQL_RESPONSE)
+          .send({ query, variables })
       // 1 + 100 rows × (subdomains, id, subdomain, next_cursor) = 401
       await send(`{ ${page('(per_page: 100)')} }`).expect(200)
       // 1 + 50 (the default page) × 4 = 201
@@ -169,8 +182,7 @@ describe('GraphQL hardening', () => {
       ],
       ['a missing variable', { query: 'query($i: Int!) { subdomain(id: $i) { subdomain { id } } }' }],
       ['an unknown operation name', { query: 'query A { quota { balance_cents } }', operationName: 'B' }],
-      ['introspection', { query: '{ __schema { types { name } } }' }],
-      ['a __type lookup', { query: '{ __type(name: "Quota") { name } }' }],
+      ['types nested in types past graphql-js’s introspection limit', { query: SELF_NESTING }],
       ['variables that are not an object', { query: '{ quota { balance_cents } }', variables: [1] }],
       ['an unexpected parameter', { query: '{ quota { balance_cents } }', extra: 1 }],
       ['no query', { variables: {} }],
@@ -179,6 +191,35 @@ describe('GraphQL hardening', () => {
       expect(res.body.errors.length).toBeGreaterThan(0)
       for (const e of res.body.errors) expect(e).toMatchObject(ourError('bad_request'))
       expect(res.text).not.toMatch(/Did you mean|GRAPHQL_|BAD_REQUEST/)
+    })
+
+    // Issue 43: introspection is on for authenticated callers; GRAPHQL_INTROSPECTION=off refuses it
+    // (it was refused for everyone before) in words that say so.
+    it.each([
+      ['introspection', '{ __schema { types { name } } }'],
+      ['a __type lookup', '{ __type(name: "Quota") { name } }'],
+    ])(
+      'when introspection is off and the request has %s, then 400 bad_request saying introspection is off',
+      async (_name, query) => {
+        const { app: closed } = buildApp(deps, { env: { GRAPHQL_INTROSPECTION: 'off' } })
+        const res = await request(closed)
+          .post('/graphql')
+          .set(account.headers)
+          .set('Accept', GRAPHQL_RESPONSE)
+          .send({ query })
+          .expect(400)
+        expect(res.body.errors).toEqual([ourError('bad_request')])
+        expect(res.body.errors[0].message).toMatch(/introspection is turned off/)
+        expect(res.body.errors[0].message).toContain('/graphql/schema.graphql')
+      },
+    )
+
+    it('when introspection is on, then __schema and __type answer an authenticated caller', async () => {
+      const res = await post({ query: '{ __type(name: "Quota") { name fields { name } } }' }).expect(200)
+      expect(res.body.data.__type).toEqual({
+        name: 'Quota',
+        fields: [{ name: 'used' }, { name: 'total' }, { name: 'available' }],
+      })
     })
 
     it('when GET carries variables that are not JSON, then 400 bad_request naming variables', async () => {

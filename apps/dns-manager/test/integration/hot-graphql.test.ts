@@ -121,6 +121,20 @@ describe('GraphQL before express', () => {
         // Three times: the second run finds the document in the cache, the third runs a query compiled.
         for (let i = 0; i < 3; i++) await both(url, json, JSON.stringify(body))
       }
+      // Documents of each outcome as Apollo Client asks for them: application/graphql-response+json,
+      // with its status rules (a request error is 400 there, 200 under application/json).
+      const asApollo = { ...json, Accept: 'application/graphql-response+json,application/json;q=0.9' }
+      const outcomes: unknown[] = [
+        requests[0], // data
+        { query: `{ a: subdomain(id: 424242) { subdomain { id } } b: quota { balance_cents } }` }, // partial
+        { query: 'query($i: Int!) { subdomain(id: $i) { subdomain { id } } }', variables: { i: 'x' } }, // variables
+        { query: '{ quota { ' }, // parse
+        { query: '{ quot { balance_cents } }' }, // validation
+        { query: '{ verifyCredentials { account { quota { used } } } }' }, // a limit
+        { query: 'query A { quota { balance_cents } }', operationName: 'B' }, // Yoga's executor
+        { query: `{{{{{{{{{{{{{{{{{{{{ quota }}}}}}}}}}}}}}}}}}}}` }, // nesting, before parsing
+      ]
+      for (const body of outcomes) await both(url, asApollo, JSON.stringify(body))
       // Two failing root fields: graphql-js lists errors in the order their resolvers fail, which
       // two reads running side by side do not fix; the same errors either way.
       const twoFailing = JSON.stringify({
@@ -145,6 +159,11 @@ describe('GraphQL before express', () => {
       await both(url, json, JSON.stringify(requests[0]), { prefix: '/api/v1' })
       // Refused credentials and an address off the allow list: the gate's answers.
       await both(url, { 'Content-Type': 'application/json' }, JSON.stringify(requests[0]))
+      await both(
+        url,
+        { Accept: asApollo.Accept, 'Content-Type': 'application/json' },
+        JSON.stringify(requests[0]),
+      )
       const fenced = await createAccount(deps, { allowList: ['203.0.113.0/24'] })
       await both(url, { ...fenced.headers, 'Content-Type': 'application/json' }, JSON.stringify(requests[0]))
       expect(await hotCount(app)).toBeGreaterThanOrEqual(3 * requests.length + 3)

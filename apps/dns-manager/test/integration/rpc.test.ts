@@ -176,15 +176,15 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     expect(res.body.error).toMatchObject({ code: -32600, data: { details: { max_batch: 20, got: 21 } } })
   })
 
-  it('when credentials are wrong, then the HTTP status is 401 and the error carries auth_invalid_credentials', async () => {
+  it('when credentials are wrong, then the HTTP status is 200 and the error, under the call’s id, carries auth_invalid_credentials (its http_status 401)', async () => {
     const { app } = buildApp(deps)
     const res = await request(app)
       .post('/rpc')
       .send({ jsonrpc: '2.0', method: 'auth.verify', id: 1 })
-      .expect(401)
+      .expect(200)
     expect(res.body).toMatchObject({
       jsonrpc: '2.0',
-      id: null,
+      id: 1,
       error: { code: -32001, data: { error_code: 'auth_invalid_credentials', http_status: 401 } },
     })
   })

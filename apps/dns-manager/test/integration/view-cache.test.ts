@@ -370,8 +370,9 @@ describe('whole answers of repeated reads (answer memo) across two replicas', ()
     expect(texts[2]).toBe(texts[0])
 
     const off = await b('/rpc', acct, { ...batchOf(id), ...from('203.0.113.9') })
-    expect([off.status, ((await off.json()) as Json).error.data.error_code]).toEqual([
-      403,
+    // JSON-RPC answers a refusal with HTTP 200 and the error under each call's id (issue 43).
+    expect([off.status, ((await off.json()) as Json[])[0]!.error.data.error_code]).toEqual([
+      200,
       'auth_ip_not_allowed',
     ])
 
@@ -380,8 +381,8 @@ describe('whole answers of repeated reads (answer memo) across two replicas', ()
       a(`/rest/keys/${keys.keys[0].id}/regenerate`, acct, { method: 'POST', ...from('198.51.100.7') }),
     )
     const old = await b('/rpc', acct, { ...batchOf(id), ...from('198.51.100.7') })
-    expect([old.status, ((await old.json()) as Json).error.data.error_code]).toEqual([
-      401,
+    expect([old.status, ((await old.json()) as Json[])[0]!.error.data.error_code]).toEqual([
+      200,
       'auth_invalid_credentials',
     ])
     const fresh = { headers: { 'X-API-Key': acct.apiKey, 'X-API-Secret': regenerated.key.api_secret } }
@@ -417,11 +418,20 @@ describe('whole answers of repeated reads (answer memo) across two replicas', ()
     expect(await spent()).toBe(18)
 
     const statusOf = async (res: Promise<Response>) => (await res).status
+    // JSON-RPC answers a refusal with HTTP 200 and the error under each call's id (issue 43):
+    // its http_status, the same for every call.
+    const rpcStatusOf = async (res: Promise<Response>) => {
+      const answer = await res
+      expect(answer.status).toBe(200)
+      const statuses = ((await answer.json()) as Json[]).map((r) => r.error.data.http_status as number)
+      expect(new Set(statuses).size).toBe(1)
+      return statuses[0]
+    }
     const wrong = { headers: { 'X-API-Key': acct.apiKey, 'X-API-Secret': 'not-the-secret' } }
     for (let i = 0; i < 3; i++) {
-      expect(await statusOf(b('/rpc', wrong, from('198.51.100.8', batch)))).toBe(401)
+      expect(await rpcStatusOf(b('/rpc', wrong, from('198.51.100.8', batch)))).toBe(401)
       expect(await statusOf(b('/rest/quota', wrong, from('198.51.100.8')))).toBe(401)
-      expect(await statusOf(b('/rpc', acct, from('203.0.113.9', batch)))).toBe(403)
+      expect(await rpcStatusOf(b('/rpc', acct, from('203.0.113.9', batch)))).toBe(403)
       expect(await statusOf(b('/rest/quota', acct, from('203.0.113.9')))).toBe(403)
     }
     expect(await spent()).toBe(18)
@@ -433,10 +443,10 @@ describe('whole answers of repeated reads (answer memo) across two replicas', ()
     await kv.set(accountVersionKey(acct.accountId), 'switched off', 60_000)
     // The first request still finds the copy read before the change: its points are taken with
     // authentication's command, then the database refuses it. The copy is then the new one.
-    expect(await statusOf(b('/rpc', acct, from('198.51.100.7', batch)))).toBe(403)
+    expect(await rpcStatusOf(b('/rpc', acct, from('198.51.100.7', batch)))).toBe(403)
     expect(await spent()).toBe(21)
     for (let i = 0; i < 3; i++) {
-      expect(await statusOf(b('/rpc', acct, from('198.51.100.7', batch)))).toBe(403)
+      expect(await rpcStatusOf(b('/rpc', acct, from('198.51.100.7', batch)))).toBe(403)
       expect(await statusOf(b('/rest/quota', acct, from('198.51.100.7')))).toBe(403)
     }
     expect(await spent()).toBe(21)
