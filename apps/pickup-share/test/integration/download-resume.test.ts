@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import os from 'node:os'
 import path from 'node:path'
 import { quoteIdent } from '@quartet/core/db'
-import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 // Issue 23 item 2: downloads can be resumed (curl -C -, a browser, a download manager's parallel
 // ranges) and one transfer spends one download, within a written bound.
@@ -252,4 +252,58 @@ function curl(args: string[]): Promise<{ exit: number; status: string }> {
     expect((await curl(['-o', path.join(dir, 'again'), s.url])).status).toBe('200')
     expect(await remaining(s.code)).toBe('used up')
   }, 120_000)
+})
+
+describe('issue 48 item 5: methods, and downloads racing an administrator’s delete', () => {
+  it('when a download route is posted to, then 405 with Allow: GET, HEAD in the envelope', async () => {
+    const s = await share(1000, 1)
+    for (const url of [
+      s.url,
+      s.url.replace('/api/download?', '/api/preview?'),
+      `${h.url}/api/download-all?code=${s.code}`,
+    ]) {
+      const res = await fetch(url, { method: 'POST' })
+      expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('GET, HEAD')
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed')
+    }
+    expect(await remaining(s.code)).toBe(1)
+  })
+
+  it('when an administrator deletes a share while 36 downloads and takes of it start, then each download finishes exact or gets 404, never 410 (used up)', async () => {
+    const s = await share(MiB, 40)
+    const admin = await adminLogin(h)
+    const answers: Array<{ kind: string; status: number; exact: boolean; code?: string }> = []
+    const download = async (i: number) => {
+      const res = await fetch(s.url, { headers: from(`198.51.101.${i + 1}`) })
+      const body = Buffer.from(await res.arrayBuffer())
+      answers.push({
+        kind: 'download',
+        status: res.status,
+        exact: res.status === 200 && body.equals(s.data),
+        ...(res.status === 200 ? {} : { code: JSON.parse(body.toString()).error.code as string }),
+      })
+    }
+    const take = async (i: number) => {
+      const res = await api(h, 'POST', '/api/take', { code: s.code }, from(`198.51.102.${i + 1}`))
+      answers.push({ kind: 'take', status: res.status, exact: res.status === 200 })
+    }
+    await Promise.all([
+      ...Array.from({ length: 36 }, (_, i) => download(i)),
+      ...Array.from({ length: 6 }, (_, i) => take(i)),
+      (async () => {
+        await new Promise((r) => setTimeout(r, 30))
+        expect((await api(h, 'DELETE', '/api/admin/shares', { code: s.code }, admin)).status).toBe(200)
+      })(),
+    ])
+    const downloads = answers.filter((a) => a.kind === 'download')
+    expect(downloads).toHaveLength(36)
+    for (const a of downloads) {
+      expect([200, 404]).toContain(a.status)
+      if (a.status === 200) expect(a.exact).toBe(true)
+    }
+    for (const a of answers.filter((x) => x.kind === 'take')) expect([200, 404]).toContain(a.status)
+    // After the delete: unknown, for everyone.
+    expect((await get(s.url, from('198.51.101.200'))).status).toBe(404)
+  })
 })
