@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process'
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { quoteIdent } from '@quartet/core/db'
@@ -207,6 +208,50 @@ describe('one transfer spends one download', () => {
     expect(all.filter((r) => r.status === 200)).toHaveLength(6)
     expect(all.filter((r) => r.status === 410)).toHaveLength(4)
     for (const r of all.filter((x) => x.status === 200)) expect(sha(r.body)).toBe(sha(s.data))
+  })
+})
+
+/** A GET whose body is counted as it arrives, also when the server cuts it. */
+function bytesOf(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        let bytes = 0
+        res.on('data', (c: Buffer) => (bytes += c.length))
+        res.on('close', () => resolve({ status: res.statusCode ?? 0, bytes }))
+        res.on('error', () => {})
+      })
+      .on('error', reject)
+  })
+}
+
+describe('the budget holds against parallel requests larger than a lease', () => {
+  it('when one receiver asks for a 6 MiB file 8 times at once on a 1-download share, then all of them together get at most its budget (2 × 6 + 6 MiB), the rest cut or 410', async () => {
+    const size = 6 * MiB
+    const s = await share(size, 1)
+    const all = await Promise.all(Array.from({ length: 8 }, () => bytesOf(s.url, from('198.51.100.90'))))
+    const total = all.reduce((sum, r) => sum + (r.status === 200 ? r.bytes : 0), 0)
+    expect(total).toBeLessThanOrEqual(3 * size)
+    // Whole copies fit only as the budget allows; nobody got more than the file.
+    expect(all.every((r) => r.bytes <= size || r.status !== 200)).toBe(true)
+    expect(all.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(1)
+    expect(all.every((r) => r.status === 200 || r.status === 410)).toBe(true)
+    // Room is given back only for bytes not sent: after they all ended, the budget is spent
+    // (or nearly: what was drawn and not sent is room again) and nothing beyond it was sent.
+    const [row] = (
+      await deps.database.query<{ budget: string; room: string; reserved: string; written: string }>(
+        `SELECT budget, room, reserved, written FROM ${quoteIdent(deps.database.schema)}.download_transfer t
+         JOIN ${quoteIdent(deps.database.schema)}.share s ON s.id = t.share_id WHERE s.code = $1`,
+        [s.code],
+      )
+    ).rows
+    expect(Number(row!.budget)).toBe(3 * size)
+    expect(Number(row!.written)).toBeLessThanOrEqual(3 * size)
+    expect(Number(row!.room) + Number(row!.reserved) + Number(row!.written)).toBe(3 * size)
+    expect(await remaining(s.code)).toBe('used up')
   })
 })
 
