@@ -177,6 +177,31 @@ describe('download all: one streamed ZIP of the whole share', () => {
     expect((await api(h, 'POST', '/api/take', { code: share.code })).status).not.toBe(200)
   })
 
+  it('when a receiver downloads the files one by one and then the ZIP, then each file and the ZIP spend one download each (the ZIP is a file of its own)', async () => {
+    const files = [
+      { name: 'one.bin', data: randomBytes(3_000) },
+      { name: 'two.bin', data: randomBytes(4_000) },
+    ]
+    const share = await shareOf(files, 4)
+    for (const f of share.files) {
+      const res = await fetch(
+        `${h.url}/api/download?code=${share.code}&path=${encodeURIComponent(f.pathname)}`,
+      )
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    }
+    expect(await remaining(share.code)).toBe(2)
+    expect((await getZip(`code=${share.code}`)).status).toBe(200)
+    expect(await remaining(share.code)).toBe(1)
+    // Again, within the window: all three transfers are open, nothing more is spent.
+    for (const f of share.files)
+      await (
+        await fetch(`${h.url}/api/download?code=${share.code}&path=${encodeURIComponent(f.pathname)}`)
+      ).arrayBuffer()
+    expect((await getZip(`code=${share.code}`)).status).toBe(200)
+    expect(await remaining(share.code)).toBe(1)
+  })
+
   it('when the first file is missing from the store, then the answer is an error in the envelope and no download is spent', async () => {
     const share = await shareOf(
       [
