@@ -52,12 +52,12 @@ export const ZConfig = z
     ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
     /**
      * How long after its first request a download may be resumed for free by the same receiver
-     * (README "Resumable downloads").
+     * (README "Downloads: what one download buys").
      */
     DOWNLOAD_RESUME_WINDOW_SECONDS: zInt(86_400, 60, 30 * 86_400),
     /**
-     * Bytes a resumed download may send beyond the file's size, for what is lost in flight at a
-     * cut: slack = min(size/2, max(this, size/8)).
+     * A download's byte budget beyond twice the file's size, at most the size once more:
+     * budget = 2 × size + min(size, this) (README "Downloads: what one download buys").
      */
     DOWNLOAD_RESUME_SLACK_BYTES: zInt(16 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     /** Sweeper period (expired shares, orphans); 0 switches the in-process sweeper off. */

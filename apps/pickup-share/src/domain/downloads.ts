@@ -46,29 +46,46 @@ export const ifRangeAllows = (ifRange: string | undefined, etag: string): boolea
   ifRange === undefined || ifRange.trim() === etag
 
 export interface ResumeRule {
-  /** How long after its first request a transfer may be resumed for free. */
+  /** How long after its first request a transfer takes more requests (resumes) for free. */
   windowMs: number
-  /** Bytes a transfer may send beyond the file's size (lost in flight at each cut), see slackOf. */
+  /** The most a transfer's budget holds beyond twice the file's size, see transferBudget. */
   slackBytes: number
 }
 
 /**
- * The bytes one transfer of a `size`-byte file may send: the file once, plus slack for what is
- * lost in flight when a connection breaks (README "Resumable downloads"):
- * slack = min(⌈size/2⌉, max(slackBytes, ⌈size/8⌉)).
+ * The bytes one transfer (one download) of a `size`-byte file may send, to its receiver, within
+ * its window (README "Downloads: what one download buys"): twice the file, plus the file once
+ * more up to `slackBytes` — 3 × size up to 16 MiB by default, 2 × size + 16 MiB above.
  */
 export function transferBudget(size: number, slackBytes: number): number {
-  return size + Math.min(Math.ceil(size / 2), Math.max(slackBytes, Math.ceil(size / 8)))
+  return 2 * size + Math.min(size, slackBytes)
 }
 
-/** A request let through: its bytes are held in a transfer (opened by it, or joined). */
+/**
+ * The bytes a request draws from its transfer's room at a time, as they go out: what is drawn
+ * and not sent goes back when the request ends. Files up to this size are drawn whole at once.
+ */
+export const LEASE_BYTES = 4 * 1024 * 1024
+
+/** A request let through: its bytes are drawn from a transfer (opened by it, or joined). */
 export interface Admission {
   transferId: string
   /** This request opened the transfer and spent a download. */
   opened: boolean
   /** The download gate's bookkeeping (in-flight stream; the spent download when opened). */
   reservation: Reservation
+  /** The bytes the request asks for. */
   bytes: number
+  /** Bytes drawn from the transfer's room so far, and bytes sent of them. */
+  leased: number
+  sent: number
+}
+
+/** The transfer's budget is spent: the response is cut where it is (the receiver may resume later). */
+export class BudgetSpent extends Error {
+  constructor() {
+    super("this download's byte budget is spent")
+  }
 }
 
 /** Another request of the same receiver holds an opening at most this long before it is stale. */
@@ -111,13 +128,16 @@ function withinTurnWait(before: Promise<unknown>): Promise<void> {
 }
 
 /**
- * The counting rule of downloads that may be resumed (README "Resumable downloads"). A transfer
- * belongs to one file of one share and one receiver (the client's address as limits count it).
- * The first request of a transfer spends one download (the gate's atomic reservation); every
- * request of that receiver for that file within the window is free while the bytes it asks for
- * fit in what is left of the transfer's budget (reserved before the first byte, the part not
- * sent given back at the end). A request that does not fit opens a new transfer, which spends
- * another download (none left: 404).
+ * The counting rule of downloads (README "Downloads: what one download buys"). A transfer
+ * belongs to one file (or the archive) of one share and one receiver (the client's address as
+ * limits count it). The first request of a transfer spends one download (the gate's atomic
+ * reservation); every request of that receiver for that file until the window ends joins it
+ * for free while the bytes it asks for fit in what is left of the transfer's budget. Nothing
+ * closes a transfer earlier (what the server handed to a socket says nothing of what the client
+ * got). A request's bytes are drawn from the room as they go out (take), so a whole-file GET
+ * still running does not hold the room its download manager's ranges need; what was drawn and
+ * not sent goes back at the end. A request that does not fit opens a new transfer, which spends
+ * another download (none left: 410).
  */
 export class DownloadTransfers {
   /** Admissions under way in this process, per receiver and file: they take turns. */
@@ -136,15 +156,13 @@ export class DownloadTransfers {
    * Lets a request for `bytes` of a `size`-byte file through, or null when no download is left.
    * Requests of one receiver for one file take turns in this process (a download manager's
    * parallel first requests then open one transfer and join it without asking Postgres in a
-   * loop); across processes the opening row decides, and the others wait for it. A `preview`
-   * opening gets room for one more copy of the file (the preview, then the Download for free).
+   * loop); across processes the opening row decides, and the others wait for it.
    */
   async admit(
     share: { id: string; expiresAt: Date },
     key: TransferKey,
     size: number,
     bytes: number,
-    preview = false,
   ): Promise<Admission | null> {
     const id = `${key.shareId}\n${key.path}\n${key.receiver}`
     const before = this.turns.get(id) ?? Promise.resolve()
@@ -152,7 +170,7 @@ export class DownloadTransfers {
     // stalling), the queue would otherwise grow without bound and hold each request for the sum
     // of theirs. Past it, 503 at once; the opening row still decides across processes.
     const waitUntil = Date.now() + WAIT_MS
-    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, preview, waitUntil))
+    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, waitUntil))
     const settled = mine.catch(() => {})
     this.turns.set(id, settled)
     void settled.then(() => {
@@ -166,23 +184,21 @@ export class DownloadTransfers {
     key: TransferKey,
     size: number,
     bytes: number,
-    preview: boolean,
     waitUntil: number,
   ): Promise<Admission | null> {
+    const lease = Math.min(bytes, LEASE_BYTES)
     const join = async (now: Date): Promise<Admission | null> => {
-      const joined = await this.d.repo.join(key, bytes, now)
+      const joined = await this.d.repo.join(key, bytes, lease, now)
       if (!joined) return null
       const reservation = await this.d.gate.enter(share.id, share.expiresAt)
-      return { transferId: joined, opened: false, reservation, bytes }
+      return { transferId: joined, opened: false, reservation, bytes, leased: lease, sent: 0 }
     }
     for (let wait = 50; ; wait = Math.min(wait * 2, 400)) {
       const now = this.d.clock.now()
       const joined = await join(now)
       if (joined) return joined
       const id = randomUUID()
-      // A preview is this receiver's download of the file: the transfer it opens has room for the
-      // preview and then the Download (README "Previews": at most 2 × size + slack per download).
-      const budget = transferBudget(size, this.d.rule.slackBytes) + (preview ? size : 0)
+      const budget = transferBudget(size, this.d.rule.slackBytes)
       const expiresAt = new Date(Math.min(now.getTime() + this.d.rule.windowMs, share.expiresAt.getTime()))
       const stale = new Date(now.getTime() - OPENING_STALE_MS)
       const opening = await this.d.repo.beginOpening(id, key, budget, now, expiresAt, stale)
@@ -207,7 +223,7 @@ export class DownloadTransfers {
         }
         let mine: boolean
         try {
-          mine = await this.d.repo.reserveIn(id, bytes, now)
+          mine = await this.d.repo.reserveIn(id, bytes, lease, now)
         } catch (err) {
           // Paid, with its whole budget: the receiver's retry joins it.
           void this.d.gate.finish(share.id, reservation).catch(() => {})
@@ -219,7 +235,7 @@ export class DownloadTransfers {
           void this.d.gate.finish(share.id, reservation).catch(() => {})
           continue
         }
-        return { transferId: id, opened: true, reservation, bytes }
+        return { transferId: id, opened: true, reservation, bytes, leased: lease, sent: 0 }
       }
       // Another request of this receiver holds an opening (in another process, or one of this
       // process's whose opener failed and whose delete is being retried): wait until it is paid
@@ -254,39 +270,56 @@ export class DownloadTransfers {
     attempt()
   }
 
-  /** The store failed before the first byte: nothing was sent, nothing is spent. */
+  /**
+   * Before `n` more bytes of the request go out: they are drawn from the lease, and a new lease
+   * is drawn from the transfer's room when it runs short (undefined when none was needed, so
+   * most chunks cost no promise). Rejects with BudgetSpent when the room cannot hold them:
+   * parallel requests of this receiver together asked for more than the budget.
+   */
+  take(a: Admission, n: number): Promise<void> | undefined {
+    if (a.leased - a.sent >= n) {
+      a.sent += n
+      return undefined
+    }
+    return (async () => {
+      const short = n - (a.leased - a.sent)
+      const want = Math.min(a.bytes - a.leased, Math.max(LEASE_BYTES, short))
+      a.leased += want > 0 ? await this.d.repo.lease(a.transferId, want) : 0
+      if (a.leased - a.sent < n) throw new BudgetSpent()
+      a.sent += n
+    })()
+  }
+
+  /** The store failed before the first byte (or nothing went out): nothing is spent. */
   async refund(shareId: string, a: Admission): Promise<void> {
     if (a.opened) {
       await this.d.gate.refund(shareId, a.reservation)
       await this.d.repo.delete(a.transferId)
     } else {
-      await this.d.repo.finish(a.transferId, a.bytes, 0, false, Number.MAX_SAFE_INTEGER)
+      await this.d.repo.finish(a.transferId, a.leased, 0)
       await this.d.gate.finish(shareId, a.reservation)
     }
   }
 
   /**
-   * A request ended having sent `written` of its bytes. True when it was the last stream of a
-   * share with no downloads left and no transfer that may still come back: the share can go.
+   * A request that opened its transfer and sent nothing (the client left before the first byte):
+   * the download is given back, unless another request of the receiver drew from the transfer
+   * meanwhile (then it stays spent: false). The opening goes first, in one conditional statement,
+   * so a download is never given back twice.
    */
-  async finish(
-    share: { id: string },
-    a: Admission,
-    written: number,
-    sentLastByte: boolean,
-    size: number,
-  ): Promise<boolean> {
-    await this.d.repo.finish(a.transferId, a.bytes, written, sentLastByte, size)
-    if (!(await this.d.gate.finish(share.id, a.reservation))) return false
-    return (await this.d.repo.liveOfShare(share.id, this.d.clock.now())) === 0
+  async giveBackUnsent(shareId: string, a: Admission): Promise<boolean> {
+    if (!a.opened || !(await this.d.repo.deleteUntouched(a.transferId, a.leased))) return false
+    await this.d.gate.refund(shareId, a.reservation)
+    return true
   }
 
   /**
-   * An archive ended having sent `written` bytes (at least one). It is never resumed, so its
-   * transfer is complete whatever it sent; true as for finish().
+   * A request ended having sent `written` of its bytes: what it drew and did not send is room
+   * again. True when it was the last stream of a share with no downloads left and no transfer
+   * that may still come back: the share can go.
    */
-  async finishWhole(share: { id: string }, a: Admission, written: number): Promise<boolean> {
-    await this.d.repo.finish(a.transferId, a.bytes, Math.min(written, a.bytes), true, 0)
+  async finish(share: { id: string }, a: Admission, written: number): Promise<boolean> {
+    await this.d.repo.finish(a.transferId, a.leased, Math.min(written, a.sent))
     if (!(await this.d.gate.finish(share.id, a.reservation))) return false
     return (await this.d.repo.liveOfShare(share.id, this.d.clock.now())) === 0
   }

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream'
+import { type Readable, Transform, type TransformCallback } from 'node:stream'
 import { ZipFile } from 'yazl'
 import { downloadName } from './filenames.ts'
 
@@ -69,4 +69,24 @@ export function entryNames(names: string[]): string[] {
     taken.add(candidate.toLowerCase())
     return candidate
   })
+}
+
+/**
+ * Bytes `start`..`end` (inclusive) of `source`: a resumed archive. The archive is built again
+ * from its first byte and the part before `start` is read and dropped (its entries' CRCs, which
+ * the central directory at the end repeats, come from their bytes); only what is sent counts.
+ */
+export function sliceOf(source: Readable, start: number, end: number): Readable {
+  let position = 0
+  const slice = new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
+      const from = position
+      position += chunk.length
+      if (position <= start || from > end) return done()
+      done(null, chunk.subarray(Math.max(0, start - from), Math.min(chunk.length, end + 1 - from)))
+    },
+  })
+  source.once('error', (err) => slice.destroy(err))
+  slice.once('close', () => source.destroy())
+  return source.pipe(slice)
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt, randomUUID } from 'node:crypto'
+import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
@@ -11,7 +11,7 @@ import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, stro
 import { choosePathname, type PreviewKind, previewOf } from './filenames.ts'
 import type { GuessGuard } from './guess-guard.ts'
 import { RESUMABLE_KINDS } from './resumable-uploads.ts'
-import { ARCHIVE_TRANSFER_PATH, zipOfFiles } from './share-zip.ts'
+import { ARCHIVE_TRANSFER_PATH, sliceOf, zipOfFiles } from './share-zip.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
@@ -98,6 +98,11 @@ export interface OpenDownload {
   range: ByteRange | null
   /** null for a HEAD. */
   stream: Readable | null
+  /**
+   * Call before each chunk of the body goes out: undefined or a promise that resolves when it may
+   * go, rejecting when the download's byte budget is spent (then cut the response there).
+   */
+  take(bytes: number): Promise<void> | undefined
   /** Call once when the response has ended (completed or aborted), with the body bytes sent. */
   done(written: number): Promise<void>
   /** For a preview: how it is shown and the type it is served as. */
@@ -453,7 +458,7 @@ export class ShareService {
 
   /**
    * A download by typed code, checked under the guessing limits. A share whose downloads are
-   * used up still serves a receiver whose transfer may be resumed (README "Resumable downloads").
+   * used up still serves a receiver whose transfer may be resumed (README "Downloads: what one download buys").
    */
   async openDownload(
     code: string,
@@ -524,7 +529,7 @@ export class ShareService {
       // The file missing: the share may have ended meanwhile (its files went with it).
       if (!(await storePreflight(driver, file.pathname)))
         throw (await this.endedMeanwhile(share)) ?? fileMissing()
-      return { ...head, stream: null, done: async () => {} }
+      return { ...head, stream: null, take: noTake, done: async () => {} }
     }
     const bytes = range ? range.end - range.start + 1 : size
     let admission: Admission | null = null
@@ -534,9 +539,8 @@ export class ShareService {
         { shareId: share.id, path: file.pathname, receiver },
         size,
         bytes,
-        preview !== undefined,
       )
-      if (!admission) throw shareUsedUp()
+      if (!admission) throw await this.noDownloadLeft(share)
     }
     let opened: { stream: Readable; size: number }
     try {
@@ -547,19 +551,39 @@ export class ShareService {
         throw (await this.endedMeanwhile(share)) ?? err
       throw readFailure(err)
     }
+    return { ...head, stream: opened.stream, ...this.metered(share, admission) }
+  }
+
+  /** take() and done() of a counted response (nothing to count without an admission). */
+  private metered(
+    share: ShareRecord,
+    admission: Admission | null,
+    giveBackUnsent = false,
+  ): Pick<OpenDownload, 'take' | 'done'> {
+    if (!admission) return { take: noTake, done: async () => {} }
     let finished = false
     return {
-      ...head,
-      stream: opened.stream,
+      take: (n) => this.d.transfers.take(admission, n),
       done: async (written) => {
-        if (finished || !admission) return
+        if (finished) return
         finished = true
-        // A preview never completes its transfer: the Download after it is still free.
-        const sentLastByte = !preview && written === bytes && (range === null || range.end === size - 1)
-        if (await this.d.transfers.finish(share, admission, written, sentLastByte, size))
-          await this.removeShare(share.id)
+        if (written === 0 && giveBackUnsent && (await this.d.transfers.giveBackUnsent(share.id, admission)))
+          return
+        if (await this.d.transfers.finish(share, admission, written)) await this.removeShare(share.id)
       },
     }
+  }
+
+  /**
+   * Why a GET was not admitted: the share's downloads are spent (410 used up) — or the share was
+   * deleted meanwhile (an administrator, or the sweeper): then what its code says now, the 404
+   * the README promises for a deleted share, never "used up" for a share that had downloads left.
+   */
+  private async noDownloadLeft(share: ShareRecord): Promise<ApiError> {
+    const now = this.d.clock.now()
+    if (await this.d.shares.findById(share.id)) return shareUsedUp()
+    const end = await this.d.shares.endOf({ code: share.code }, now)
+    return end ? endedError(end) : shareNotFound()
   }
 
   /**
@@ -579,18 +603,19 @@ export class ShareService {
   /**
    * Download all: the whole share as one streamed ZIP (README "Download all"), counted as ONE
    * download by the transfer rule (a transfer of its own, `ARCHIVE_TRANSFER_PATH`, spent before
-   * the first byte). The first file is opened before the answer starts, so a store that fails
-   * then is an error in the envelope and the download is given back; a client that goes away
-   * before any byte gets it back too. An archive is never resumed: once it ends, its transfer is
-   * complete. A HEAD answers the archive's headers (its exact length) and counts nothing.
+   * the first byte) and resumed with Range/If-Range within it, as a file is. The first file is
+   * opened before the answer starts, so a store that fails then is an error in the envelope and
+   * the download is given back; a client that goes away before any byte gets it back too. A
+   * HEAD answers the archive's headers (its exact length) and counts nothing.
    */
   async openZip(
     by: { code: string } | { token: string },
     receiver: string,
-    head: boolean,
+    req: DownloadRequest = {},
   ): Promise<OpenDownload> {
     const share = await this.downloadableShare(by, receiver)
-    if (isUsedUp(share)) throw shareUsedUp()
+    const key = { shareId: share.id, path: ARCHIVE_TRANSFER_PATH, receiver }
+    if (isUsedUp(share) && !(await this.d.transfers.hasLive(key))) throw shareUsedUp()
     const files = [...share.files]
     const drivers = await Promise.all(files.map((f) => this.d.instances.driver(f.storeInstance)))
     const openFile = async (i: number): Promise<Readable> => {
@@ -605,14 +630,31 @@ export class ShareService {
       files.map((f, i) => ({ name: f.name, size: f.size, open: i === 0 ? () => first : () => openFile(i) })),
       share.createdAt,
     )
+    // The archive's bytes are a function of the share's files (stored entries, fixed names and
+    // dates), so a strong ETag names them and a cut archive is resumed with a Range like a file.
+    const etag = archiveEtag(share)
+    let range: ByteRange | null = null
+    if (req.range !== undefined && ifRangeAllows(req.ifRange, etag)) {
+      const asked = parseRange(req.range, zip.size)
+      if (asked === 'unsatisfiable') {
+        zip.stream.destroy()
+        throw new ApiError(
+          'range_not_satisfiable',
+          `the range is outside the archive's ${zip.size} bytes`,
+          { size: zip.size },
+          { headers: { 'Content-Range': `bytes */${zip.size}` } },
+        )
+      }
+      range = asked
+    }
     const answer = {
       name: `pickup-${share.code}.zip`,
       type: 'application/zip',
       size: zip.size,
-      etag: '',
-      range: null,
+      etag,
+      range,
     }
-    if (head) {
+    if (req.head) {
       zip.stream.destroy()
       for (const [i, f] of files.entries()) {
         const driver = drivers[i]
@@ -621,18 +663,14 @@ export class ShareService {
         if (!(await storePreflight(driver, f.pathname)))
           throw (await this.endedMeanwhile(share)) ?? fileMissing()
       }
-      return { ...answer, stream: null, done: async () => {} }
+      return { ...answer, stream: null, take: noTake, done: async () => {} }
     }
     let admission: Admission | null = null
     try {
       if (share.maxDownloads !== null) {
-        admission = await this.d.transfers.admit(
-          share,
-          { shareId: share.id, path: ARCHIVE_TRANSFER_PATH, receiver },
-          zip.size,
-          zip.size,
-        )
-        if (!admission) throw shareUsedUp()
+        const bytes = range ? range.end - range.start + 1 : zip.size
+        admission = await this.d.transfers.admit(share, key, zip.size, bytes)
+        if (!admission) throw await this.noDownloadLeft(share)
       }
       handFirst(await openFile(0))
     } catch (err) {
@@ -642,17 +680,9 @@ export class ShareService {
         throw (await this.endedMeanwhile(share)) ?? err
       throw readFailure(err)
     }
-    let finished = false
-    return {
-      ...answer,
-      stream: zip.stream,
-      done: async (written) => {
-        if (finished || !admission) return
-        finished = true
-        if (written === 0) return this.d.transfers.refund(share.id, admission)
-        if (await this.d.transfers.finishWhole(share, admission, written)) await this.removeShare(share.id)
-      },
-    }
+    // An archive the client left before its first byte spends nothing.
+    const stream = range ? sliceOf(zip.stream, range.start, range.end) : zip.stream
+    return { ...answer, stream, ...this.metered(share, admission, true) }
   }
 
   /** The share a download names by link token, or by code under the guessing limits. */
@@ -796,6 +826,15 @@ const endedError = (end: ShareEnd) =>
         expiresAt: end.expiresAt.toISOString(),
       })
     : shareUsedUp()
+
+const noTake = () => undefined
+
+/** The strong ETag of a share's archive: its files (each named by its own strong ETag), in order. */
+function archiveEtag(share: ShareRecord): string {
+  const h = createHash('sha256').update(`archive\n${share.id}\n${share.createdAt.toISOString()}`)
+  for (const f of share.files) h.update(`\n${f.name}\n${strongEtag(f)}`)
+  return `"${h.digest('base64url').slice(0, 27)}"`
+}
 
 const shareNotFound = () => new ApiError('share_not_found', 'no share has this pickup code or link')
 

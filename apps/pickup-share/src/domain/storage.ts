@@ -35,11 +35,12 @@ export interface ByteRange {
  * A stream from `openRead` that can also write itself to a connection, with buffers it reuses
  * instead of a new one a chunk (the blob store's files, storage/file-range-stream.ts). The
  * HTTP layer uses it for a download when the stream has it, and reads the stream otherwise.
- * `handed` is told each chunk's size as it is given to `out`; the promise settles once the
+ * `handed` is told each chunk's size before it is given to `out` (a Promise it returns is
+ * waited for; its rejection ends the send); the promise settles once the
  * last write finished, or rejects when `out` closed or a read failed.
  */
 export interface DirectSend {
-  sendTo(out: Writable, handed: (bytes: number) => void): Promise<void>
+  sendTo(out: Writable, handed: (bytes: number) => unknown): Promise<void>
 }
 
 export const sendsDirectly = (stream: Readable): stream is Readable & DirectSend =>

@@ -3,6 +3,7 @@ import { create as contentDisposition } from 'content-disposition'
 import { Transform, type TransformCallback } from 'node:stream'
 import type { Express, Request, Response } from 'express'
 import type { OperationDoc } from '@quartet/core/openapi'
+import { ApiError } from '@quartet/core/errors'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import {
@@ -163,7 +164,7 @@ export const shareOperations: OperationDoc[] = [
     path: '/api/download',
     operationId: 'download',
     summary:
-      'Download one file of a share by its code or link token; Range/If-Range resume it (one download per transfer, README "Resumable downloads")',
+      'Download one file of a share by its code or link token; Range/If-Range resume it (one download per transfer, README "Downloads: what one download buys")',
     tags: ['public'],
     request: downloadSchemas,
     responses: {
@@ -232,19 +233,27 @@ export const shareOperations: OperationDoc[] = [
     path: '/api/download-all',
     operationId: 'downloadAll',
     summary:
-      'Download every file of a share as one streamed ZIP (stored entries, ZIP64 when needed), counted as ONE download; given back when no byte was sent',
+      'Download every file of a share as one streamed ZIP (stored entries, ZIP64 when needed), counted as ONE download and resumable with Range/If-Range like a file; given back when no byte was sent',
     tags: ['public'],
     request: downloadAllSchemas,
     responses: {
       200: {
         description:
-          'the archive, as an attachment with its exact Content-Length (no ranges: Accept-Ranges: none)',
+          'the archive, as an attachment with its exact Content-Length, Accept-Ranges: bytes and a strong ETag',
         contentType: 'application/zip',
         schema: z.string(),
       },
       404: { description: 'unknown code or link (share_not_found)' },
       410: { description: 'the share is used up (share_used_up) or expired (share_expired)' },
       429: { description: 'too many failed attempts (Retry-After)' },
+      206: {
+        description: 'one range of the archive (a cut archive resumed), counted by the same rule',
+        contentType: 'application/zip',
+        schema: z.string(),
+      },
+      416: {
+        description: 'the range lies outside the archive (Content-Range: bytes */size); counts nothing',
+      },
       502: { description: 'the first file could not be read from storage; nothing was counted' },
       503: { description: 'a store cannot be reached; nothing was counted (Retry-After)' },
     },
@@ -337,14 +346,30 @@ export function registerShare(app: Express, s: Services): void {
   app.head('/api/download-all', validate(downloadAllSchemas), (req, res) => downloadAll(req, res, true))
   app.get('/api/download-all', validate(downloadAllSchemas), (req, res) => downloadAll(req, res, false))
 
+  // Downloads are read, never posted to: 405 with the methods there are (RFC 9110 §15.5.6).
+  app.all(['/api/download', '/api/download-all', '/api/preview'], (req) => {
+    throw new ApiError(
+      'method_not_allowed',
+      `${req.method} is not allowed here; use GET or HEAD`,
+      undefined,
+      {
+        headers: { Allow: 'GET, HEAD' },
+      },
+    )
+  })
+
   async function downloadAll(req: Request, res: Response, head: boolean): Promise<void> {
     const { query } = inputOf(downloadAllSchemas, req)
     const by = query.token !== undefined ? { token: query.token } : { code: query.code! }
-    const zip = await s.shares.openZip(by, clientKey(req, s), head)
-    res.status(200).set({
-      'Accept-Ranges': 'none',
+    const request = { range: req.get('range'), ifRange: req.get('if-range'), head }
+    const zip = await s.shares.openZip(by, clientKey(req, s), request)
+    const length = zip.range ? zip.range.end - zip.range.start + 1 : zip.size
+    res.status(zip.range ? 206 : 200).set({
+      'Accept-Ranges': 'bytes',
+      ETag: zip.etag,
       'Content-Type': 'application/zip',
-      'Content-Length': String(zip.size),
+      'Content-Length': String(length),
+      ...(zip.range ? { 'Content-Range': `bytes ${zip.range.start}-${zip.range.end}/${zip.size}` } : {}),
       'Content-Disposition': attachmentHeader(zip.name),
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-store',
@@ -358,10 +383,18 @@ export function registerShare(app: Express, s: Services): void {
       res.end()
       return
     }
-    // The bytes handed to the connection: what the transfer rule counts as sent.
+    // The bytes handed to the connection: what the transfer rule counts as sent. Each chunk is
+    // first taken from the download's budget (which may wait for a lease, or cut the response).
     let sent = 0
-    const handed = (bytes: number) => {
-      sent += bytes
+    const handed = (bytes: number): Promise<void> | undefined => {
+      const taken = file.take(bytes)
+      if (!taken) {
+        sent += bytes
+        return undefined
+      }
+      return taken.then(() => {
+        sent += bytes
+      })
     }
     res.on('close', () => {
       file.done(sent).catch((err) => req.log.error({ err }, 'download bookkeeping failed'))
@@ -370,7 +403,7 @@ export function registerShare(app: Express, s: Services): void {
       if (sendsDirectly(file.stream)) {
         await file.stream.sendTo(res, handed)
         res.end()
-      } else await pipeline(file.stream, new ByteCounter(handed), res)
+      } else await pipeline(file.stream, new Metered(handed), res)
     } catch (err) {
       // The client went away or the store broke mid-stream; the response is already under way.
       req.log.warn({ err }, 'download stream ended early')
@@ -379,14 +412,15 @@ export function registerShare(app: Express, s: Services): void {
   }
 }
 
-/** Tells `counted` the size of each chunk that passes. */
-class ByteCounter extends Transform {
-  constructor(private readonly counted: (bytes: number) => void) {
+/** Lets each chunk pass once `taken` allowed its size (at once, or when its promise resolves). */
+class Metered extends Transform {
+  constructor(private readonly taken: (bytes: number) => Promise<void> | undefined) {
     super()
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.counted(chunk.length)
-    done(null, chunk)
+    const waiting = this.taken(chunk.length)
+    if (!waiting) done(null, chunk)
+    else waiting.then(() => done(null, chunk), done)
   }
 }
 

@@ -60,6 +60,30 @@ export const tusOperations: OperationDoc[] = [
 ]
 
 /**
+ * No CORS on uploads (README "Cross-origin uploads"): the send page is same-origin, and an upload
+ * from another site's page is not offered. @tus/server answers `Access-Control-Allow-Origin: *`
+ * (and a preflight without the X-Upload-Token header the creation needs) unless told otherwise;
+ * its CORS headers are dropped, so a browser on another origin is refused plainly, as it is on
+ * /api/upload.
+ */
+const isCorsHeader = (name: string) => name.toLowerCase().startsWith('access-control-')
+
+/** writeHead's headers argument without CORS headers (an object, [name, value] pairs or a flat list). */
+function withoutCors(arg: unknown): unknown {
+  if (Array.isArray(arg)) {
+    if (arg.every((x) => Array.isArray(x)))
+      return arg.filter((pair: unknown[]) => !isCorsHeader(String(pair[0])))
+    const kept: unknown[] = []
+    for (let i = 0; i + 1 < arg.length; i += 2)
+      if (!isCorsHeader(String(arg[i]))) kept.push(arg[i], arg[i + 1])
+    return kept
+  }
+  if (arg && typeof arg === 'object')
+    return Object.fromEntries(Object.entries(arg).filter(([name]) => !isCorsHeader(name)))
+  return arg
+}
+
+/**
  * Resumable uploads (tus 1.0) under /api/tus/<instance>: creation is checked here first (the
  * permission's token and exact length, answered in the service's envelope), then every request
  * goes to the instance's @tus/server. The upload URL itself is the capability to resume.
@@ -73,7 +97,8 @@ export function registerTus(app: Express, s: { resumable: ResumableUploads; tus:
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res
     res.writeHead = ((status: number, ...rest: unknown[]) => {
       if (status === 503) res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS))
-      return writeHead(status, ...rest)
+      for (const name of res.getHeaderNames()) if (isCorsHeader(name)) res.removeHeader(name)
+      return writeHead(status, ...rest.map(withoutCors))
     }) as typeof res.writeHead
     if (req.method === 'POST' && req.params.id === undefined) {
       if (req.get('upload-defer-length') !== undefined)

@@ -61,7 +61,7 @@ export class FileRangeStream extends Readable implements DirectSend {
     )
   }
 
-  async sendTo(out: Writable, handed: (bytes: number) => void): Promise<void> {
+  async sendTo(out: Writable, handed: (bytes: number) => unknown): Promise<void> {
     const buffers = [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)]
     let next = 0
     // The write in flight: its buffer is the one not being read into.
@@ -76,7 +76,8 @@ export class FileRangeStream extends Readable implements DirectSend {
         await writing
         if (bytesRead === 0) break
         this.position += bytesRead
-        handed(bytesRead)
+        const allowed = handed(bytesRead)
+        if (allowed instanceof Promise) await allowed
         writing = written(out, buffer.subarray(0, bytesRead))
         // Handled now, awaited after the next read: a client that leaves while the disk is read
         // must not be an unhandled rejection (node would end the process for it).

@@ -263,7 +263,7 @@ export class ShareRepository {
 
   /**
    * A share a download may name: not expired; possibly exhausted (a receiver whose transfer is
-   * still open may come back to it, README "Resumable downloads").
+   * still open may come back to it, README "Downloads: what one download buys").
    */
   async findDownloadableByCode(code: string, now: Date): Promise<ShareRecord | null> {
     const row = await this.db.share.findFirst({
@@ -427,7 +427,7 @@ export class ShareRepository {
           { expiresAt: { lte: now } },
           {
             exhaustedAt: { lte: exhaustedBefore },
-            transfers: { none: { complete: false, expiresAt: { gt: now } } },
+            transfers: { none: { expiresAt: { gt: now }, room: { gt: 0 } } },
           },
         ],
       },

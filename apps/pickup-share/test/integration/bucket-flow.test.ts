@@ -126,9 +126,13 @@ describe('bucket store (S3 protocol, s3rver)', () => {
     const { file } = await uploadFile(h, { name: 'r.bin', data, store: 'bucket' })
     const { code } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 2 })).body
     const results = await Promise.all(
-      Array.from({ length: 20 }, async () => {
+      // Twenty receivers (issue 42: one receiver's downloads within the window are one download).
+      Array.from({ length: 20 }, async (_, i) => {
         const res = await fetch(
           `${h.url}/api/download?code=${code}&path=${encodeURIComponent(file.pathname)}`,
+          {
+            headers: { 'x-forwarded-for': `10.45.0.${i + 1}` },
+          },
         )
         return { status: res.status, body: Buffer.from(await res.arrayBuffer()) }
       }),

@@ -117,7 +117,9 @@ describe('download all: one streamed ZIP of the whole share', () => {
     expect(head.headers.get('content-length')).toBe(String(zip.body.length))
     expect(zip.headers.get('content-disposition')).toBe(`attachment; filename=pickup-${share.code}.zip`)
     expect(zip.headers.get('cache-control')).toBe('no-store')
-    expect(zip.headers.get('accept-ranges')).toBe('none')
+    // Issue 42: a cut archive is resumed with Range like a file (download-tools.test.ts).
+    expect(zip.headers.get('accept-ranges')).toBe('bytes')
+    expect(zip.headers.get('etag')).toMatch(/^"[\w-]{27}"$/)
     const entries = await unzip(zip.body)
     expect([...entries.keys()]).toEqual([
       'report.pdf',
@@ -129,10 +131,15 @@ describe('download all: one streamed ZIP of the whole share', () => {
     expect([...entries.values()]).toEqual(files.map((f) => sha(f.data)))
     expect(await remaining(share.code)).toBe(2)
 
-    // By the pickup link's token: the same archive, one more download.
+    // By the pickup link's token, the same receiver: the same archive, within its open transfer
+    // (issue 42: one download per receiver and archive for the resume window) ...
     const byLink = await getZip(`token=${share.token}`)
     expect(byLink.status).toBe(200)
     expect(sha(byLink.body)).toBe(sha(zip.body))
+    expect(await remaining(share.code)).toBe(2)
+    // ... while another receiver pays its own.
+    const other = await getZip(`token=${share.token}`, { headers: { 'x-forwarded-for': '198.51.100.77' } })
+    expect(sha(other.body)).toBe(sha(zip.body))
     expect(await remaining(share.code)).toBe(1)
 
     // The per-file download is unchanged beside it.
@@ -143,15 +150,15 @@ describe('download all: one streamed ZIP of the whole share', () => {
     expect(sha(Buffer.from(await one.arrayBuffer()))).toBe(sha(files[0]!.data))
   })
 
-  it('when the last download was spent by a ZIP, then another ZIP is refused and the share is gone', async () => {
+  it("when the last download was spent by a ZIP, then another receiver's ZIP is refused", async () => {
     const share = await shareOf([{ name: 'a.txt', data: randomBytes(5_000) }], 1)
     expect((await getZip(`code=${share.code}`)).status).toBe(200)
-    const again = await getZip(`code=${share.code}`)
+    const again = await getZip(`code=${share.code}`, { headers: { 'x-forwarded-for': '198.51.100.78' } })
     expect(again.status).toBeGreaterThanOrEqual(400)
     expect(again.headers.get('content-type')).toMatch(/json/)
   })
 
-  it('when 12 ZIPs of a 3-download share are asked at once, then exactly 3 archives are sent and the share is used up', async () => {
+  it('when 12 ZIPs of a 3-download share are asked at once by one address, then exactly 9 archives are sent (3 a download: budget 3 × size) and the share is used up', async () => {
     const data = randomBytes(400_000)
     const share = await shareOf(
       [
@@ -162,12 +169,37 @@ describe('download all: one streamed ZIP of the whole share', () => {
     )
     const results = await flood(12, () => getZip(`code=${share.code}`), 12)
     const ok = results.filter((r) => r.status === 200)
-    expect(ok).toHaveLength(3)
+    expect(ok).toHaveLength(9)
     for (const r of ok) expect((await unzip(r.body)).get('x.bin')).toBe(sha(data))
     expect(results.filter((r) => r.status !== 200).every((r) => r.status === 404 || r.status === 410)).toBe(
       true,
     )
     expect((await api(h, 'POST', '/api/take', { code: share.code })).status).not.toBe(200)
+  })
+
+  it('when a receiver downloads the files one by one and then the ZIP, then each file and the ZIP spend one download each (the ZIP is a file of its own)', async () => {
+    const files = [
+      { name: 'one.bin', data: randomBytes(3_000) },
+      { name: 'two.bin', data: randomBytes(4_000) },
+    ]
+    const share = await shareOf(files, 4)
+    for (const f of share.files) {
+      const res = await fetch(
+        `${h.url}/api/download?code=${share.code}&path=${encodeURIComponent(f.pathname)}`,
+      )
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    }
+    expect(await remaining(share.code)).toBe(2)
+    expect((await getZip(`code=${share.code}`)).status).toBe(200)
+    expect(await remaining(share.code)).toBe(1)
+    // Again, within the window: all three transfers are open, nothing more is spent.
+    for (const f of share.files)
+      await (
+        await fetch(`${h.url}/api/download?code=${share.code}&path=${encodeURIComponent(f.pathname)}`)
+      ).arrayBuffer()
+    expect((await getZip(`code=${share.code}`)).status).toBe(200)
+    expect(await remaining(share.code)).toBe(1)
   })
 
   it('when the first file is missing from the store, then the answer is an error in the envelope and no download is spent', async () => {

@@ -23,8 +23,15 @@ async function newShare(name = 'linked.txt', maxDownloads = 5) {
   return { ...(res.body as { code: string; token: string; link: string }), file, data }
 }
 
-const download = (query: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(`${h.url}/api/download?${new URLSearchParams(query).toString()}`, { headers })
+let receivers = 0
+/**
+ * Another receiver (address) per call unless told: since issue 42 one receiver's downloads of a
+ * file within the resume window are one download, so counting tests ask as many receivers.
+ */
+const download = (
+  query: Record<string, string>,
+  headers: Record<string, string> = { 'x-forwarded-for': `10.43.${++receivers >> 8}.${receivers & 255}` },
+) => fetch(`${h.url}/api/download?${new URLSearchParams(query).toString()}`, { headers })
 
 describe('the pickup link', () => {
   it('when a share is created, then the answer has the code, a 128-bit token and a link carrying it in the fragment', async () => {

@@ -169,13 +169,14 @@ describe("counting: a preview is this receiver's download of the file", () => {
     const saved = await get(s.url('download'), me)
     expect(saved.status).toBe(200)
     expect(sha(saved.body)).toBe(sha(data))
-    // The transfer is complete after the Download: no more copies for anyone.
+    // Issue 42: the transfer stays open until its budget (3 × size) or its window ends: one more
+    // copy for this receiver, then none for anyone.
+    expect((await get(s.url('download'), me)).status).toBe(200)
     expect((await get(s.url('download'), me)).status).toBe(410)
-    // Also while the share is being removed right after that transfer (ended-race.test.ts).
     expect((await get(s.url('preview'), me)).status).toBe(410)
   })
 
-  it('when a receiver previews again and again, then each download buys at most two copies (size ≤ 2 × size + slack)', async () => {
+  it('when a receiver previews again and again, then each download buys at most three copies (budget 2 × size + min(size, slack))', async () => {
     const size = 1000
     const data = randomBytes(size)
     const s = await share([{ name: 'clip.webm', type: 'video/webm', data }], 3)
@@ -190,24 +191,24 @@ describe("counting: a preview is this receiver's download of the file", () => {
       expect(res.body.equals(data)).toBe(true)
       copies++
     }
-    // Budget per transfer: 2 × size + min(⌈size/2⌉, …) = 2,500 bytes: two whole copies each.
-    expect(copies).toBe(6)
+    // Budget per transfer (issue 42): 2 × size + min(size, 16 MiB) = 3,000 bytes: three copies each.
+    expect(copies).toBe(9)
     expect(await remaining(s.code)).toBe('used up')
   })
 
-  it('when 10 previews of one receiver race on a 2-download share, then exactly 4 bodies go out and the rest are 410 (used up)', async () => {
+  it('when 10 previews of one receiver race on a 2-download share, then exactly 6 bodies go out (3 a download) and the rest are 410 (used up)', async () => {
     const data = randomBytes(2000)
     const s = await share([{ name: 'pic.webp', type: 'image/webp', data }], 2)
     const me = from('10.26.2.1')
     const results = await Promise.all(Array.from({ length: 10 }, () => get(s.url('preview'), me)))
     const ok = results.filter((r) => r.status === 200)
-    expect(ok).toHaveLength(4)
+    expect(ok).toHaveLength(6)
     for (const r of ok) expect(r.body.equals(data)).toBe(true)
-    expect(results.filter((r) => r.status === 410)).toHaveLength(6)
+    expect(results.filter((r) => r.status === 410)).toHaveLength(4)
     expect(await remaining(s.code)).toBe('used up')
   })
 
-  it('when previews of one receiver race through two app instances (replicas on one Postgres, Redis and blob folder), then still exactly 4 bodies on a 2-download share', async () => {
+  it('when previews of one receiver race through two app instances (replicas on one Postgres, Redis and blob folder), then still exactly 6 bodies on a 2-download share', async () => {
     const other = await startHarness(deps, { config: { BLOB_DIR: h.config.BLOB_DIR } })
     try {
       const data = randomBytes(3000)
@@ -219,9 +220,9 @@ describe("counting: a preview is this receiver's download of the file", () => {
         ),
       )
       const ok = results.filter((r) => r.status === 200)
-      expect(ok).toHaveLength(4)
+      expect(ok).toHaveLength(6)
       for (const r of ok) expect(r.body.equals(data)).toBe(true)
-      expect(results.filter((r) => r.status === 410)).toHaveLength(6)
+      expect(results.filter((r) => r.status === 410)).toHaveLength(4)
     } finally {
       await other.close()
     }
@@ -237,14 +238,14 @@ describe("counting: a preview is this receiver's download of the file", () => {
     expect(results.filter((r) => r.status === 410)).toHaveLength(7)
   })
 
-  it('when a receiver downloads first, then a preview afterwards is another download', async () => {
+  it('when a receiver downloads first, then a preview afterwards joins the open transfer (free, issue 42)', async () => {
     const data = randomBytes(800)
     const s = await share([{ name: 'a.txt', type: 'text/plain', data }], 2)
     const me = from('10.26.4.1')
     expect((await get(s.url('download'), me)).status).toBe(200)
     expect(await remaining(s.code)).toBe(1)
     expect((await get(s.url('preview'), me)).status).toBe(200)
-    expect(await remaining(s.code)).toBe('used up')
+    expect(await remaining(s.code)).toBe(1)
   })
 
   it('when a video preview is fetched in ranges (a media element seeking), then it stays one download', async () => {

@@ -15,8 +15,12 @@ describeOwnRedis('pickup-share with its Redis frozen, then killed', () => {
     const { file } = await uploadFile(h, { name: 'outage.txt', data })
     const { code, token } = (await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 4 })).body
     const session = await adminLogin(h)
+    // Another receiver each (issue 42: one receiver's downloads within the window are one).
+    let receivers = 0
     const dl = (q: Record<string, string>) =>
-      fetch(`${h.url}/api/download?${new URLSearchParams({ ...q, path: file.pathname }).toString()}`)
+      fetch(`${h.url}/api/download?${new URLSearchParams({ ...q, path: file.pathname }).toString()}`, {
+        headers: { 'x-forwarded-for': `10.44.0.${++receivers}` },
+      })
 
     redis.freeze()
     try {

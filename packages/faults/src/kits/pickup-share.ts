@@ -14,6 +14,15 @@ interface Share {
   /** Downloads the client received in full; those whose outcome it cannot know (cut, no answer). */
   delivered: number
   unknown: number
+  /** Receivers whose download had no answer or a 5xx: they come back (their transfer may be paid). */
+  retrying: string[]
+}
+
+/** A download request's context: its share and the receiver (address) asking. */
+interface Asked {
+  share: Share
+  receiver: string
+  retry: boolean
 }
 
 /**
@@ -92,7 +101,14 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
     })
     const code = (share.body as { code?: string })?.code
     if (share.status === 200 && code)
-      ackedShares.push({ code, path: issued.pathname, size: bytes.length, delivered: 0, unknown: 0 })
+      ackedShares.push({
+        code,
+        path: issued.pathname,
+        size: bytes.length,
+        delivered: 0,
+        unknown: 0,
+        retrying: [],
+      })
     return share
   }
 
@@ -110,18 +126,36 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
 
   let turn = 0
   const nextShare = () => shares[turn++ % shares.length]!
+  let receivers = 0
   const download = (): RequestSpec => {
     const share = nextShare()
+    // Each download is another receiver (address; the service trusts loopback's X-Forwarded-For):
+    // one receiver's downloads of a file within the resume window are one download (issue 42),
+    // so only distinct receivers make delivered copies and spent downloads the same count. A
+    // receiver whose download failed comes back, as a person does: a download whose payment
+    // committed while its answer was lost is then delivered by joining its paid transfer.
+    const retried = share.retrying.shift()
+    const n = ++receivers
+    const receiver = retried ?? `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`
+    const context: Asked = { share, receiver, retry: retried !== undefined }
     return {
       method: 'GET',
       path: `/api/download?code=${share.code}&path=${encodeURIComponent(share.path)}`,
+      headers: { 'x-forwarded-for': receiver },
       countBody: true,
-      context: share,
+      context,
     }
   }
   /** A download counts as delivered only in full; cut or unanswered, nobody knows. */
   const countDownload = (s: Sample): boolean => {
-    const share = s.context as Share
+    const { share, receiver, retry } = s.context as Asked
+    // A failed download counts as unknown until its receiver came back.
+    if (retry) share.unknown--
+    if ((s.status !== null && s.status >= 500) || (s.errorCode && s.status !== 200)) {
+      share.unknown++
+      share.retrying.push(receiver)
+      return false
+    }
     if (s.status === 200 && s.bytes === share.size && !s.errorCode) {
       share.delivered++
       return true
@@ -161,7 +195,7 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
         name: 'GET /api/download',
         everyMs: 250,
         next: download,
-        ok: (s) => s.status === 200 && s.bytes === (s.context as Share).size,
+        ok: (s) => s.status === 200 && s.bytes === (s.context as Asked).share.size,
         needs: { postgres: 'required', redis: 'none' },
         envelope: 'plain',
         onSample: (s) => void countDownload(s),
@@ -233,6 +267,13 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
               `(and ${share.unknown} have an unknown outcome) of ${MAX_DOWNLOADS}: expected ${least === most ? most : `${least}…${most}`}`,
           )
       }
+      // Every transfer's bytes add up (issue 42): budget = room + drawn by running or dead
+      // responses + written, nothing below zero, never more written than the budget.
+      const [bad] = await stack.postgres.query<{ n: string }>(
+        `SELECT count(*) AS n FROM pickup_share.download_transfer
+         WHERE room < 0 OR reserved < 0 OR written > budget OR room + reserved + written <> budget`,
+      )
+      if (Number(bad?.n ?? 0) > 0) problems.push(`${bad!.n} download transfers do not add up to their budget`)
       // Every acknowledged share can be picked up: the code works and its file is whole.
       for (const share of ackedShares) {
         const take = await call<{ manifest?: { files?: Array<{ path: string }> } }>(
