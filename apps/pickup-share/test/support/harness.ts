@@ -168,6 +168,8 @@ export interface UploadedFile {
   type: string
   pathname: string
   store: 'blob' | 'bucket'
+  /** The uploader's proof from the permission: /api/share takes the file only with it. */
+  proof: string
 }
 
 /** Asks for a permission and uploads exactly as a browser would (PUT with headers, or a POST form). */
@@ -186,7 +188,7 @@ export async function uploadFile(
     ...extra,
   })
   if (grant.status !== 200) throw new Error(`upload permission refused: ${JSON.stringify(grant.body)}`)
-  const { upload, pathname } = grant.body
+  const { upload, pathname, proof } = grant.body
   const target = new URL(upload.url, h.url)
   let uploadStatus: number
   if (upload.method === 'PUT') {
@@ -206,7 +208,7 @@ export async function uploadFile(
     await res.arrayBuffer()
   }
   return {
-    file: { name: file.name, size: file.data.length, type, pathname, store },
+    file: { name: file.name, size: file.data.length, type, pathname, store, proof },
     uploadStatus,
     grant,
   }
