@@ -48,6 +48,22 @@ export const ZConfig = z
     UPLOAD_PENDING_BYTES_PER_ADDRESS: zInt(10 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     /** Bytes everyone together may hold in upload permissions not shared yet (default 100 GiB). */
     UPLOAD_PENDING_BYTES_GLOBAL: zInt(100 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    /**
+     * The share of a store's capacity (the quotas of the kind's enabled instances) one client may
+     * hold in permissions not shared yet, beside UPLOAD_PENDING_BYTES_PER_ADDRESS; a client holding
+     * nothing may always take one permission (README "Limits on upload permissions").
+     */
+    UPLOAD_PENDING_STORE_FRACTION: z.coerce
+      .number({ message: 'must be a number' })
+      .gt(0, 'must be more than 0')
+      .max(1, 'must be at most 1')
+      .default(0.25),
+    /**
+     * A permission whose upload has not begun this long after it was granted is released (its
+     * reservation given back; a bucket's direct upload must begin within it and gets 10 more minutes
+     * to arrive). At most UPLOAD_TOKEN_TTL_SECONDS counts.
+     */
+    UPLOAD_IDLE_RELEASE_SECONDS: zInt(300, 1, 7 * 24 * 3600),
     /** Unshared uploads older than this are orphans: share refuses them, cleanup removes them. */
     ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
     /**

@@ -171,7 +171,12 @@ export class ShareService {
       maxBytes = maxBytes === null ? cap : Math.min(maxBytes, cap)
     }
     const pathname = choosePathname(req.name)
-    const expiresAt = new Date(this.d.clock.now().getTime() + this.d.uploadTtlSeconds * 1000)
+    const grantedAt = this.d.clock.now()
+    const expiresAt = new Date(grantedAt.getTime() + this.d.uploadTtlSeconds * 1000)
+    // A client-direct upload (a presigned bucket URL) must begin before its unused reservation may
+    // be released; this server sees the others begin and refuses them once it was.
+    const beginBy = this.d.reservations.beginBy(grantedAt)
+    const direct = driver.kind === 'bucket' && beginBy < expiresAt
     let upload: UploadPermission
     try {
       upload = await driver.issueUpload({
@@ -179,7 +184,7 @@ export class ShareService {
         type: req.type,
         size: req.size,
         maxBytes,
-        expiresAt,
+        expiresAt: direct ? beginBy : expiresAt,
         allowOverwrite: false,
       })
     } catch (err) {
@@ -200,7 +205,7 @@ export class ShareService {
         authCodeId,
         clientIp: req.clientIp,
         clientKey: req.clientKey,
-        createdAt: this.d.clock.now(),
+        createdAt: grantedAt,
       })
     } catch (err) {
       await abandon()

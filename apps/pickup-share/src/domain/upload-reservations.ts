@@ -19,11 +19,24 @@ export interface UploadLimits {
   pendingBytesGlobal: number
   /** How long a permission is valid (UPLOAD_TOKEN_TTL_SECONDS). */
   permissionTtlMs: number
+  /**
+   * The share of a store's capacity (its kind's quotas together) one client may hold in unshared
+   * permissions beside `pendingBytesPerAddress` (UPLOAD_PENDING_STORE_FRACTION).
+   */
+  pendingStoreFraction: number
+  /** A permission whose upload has not begun this long after it was granted is released (UPLOAD_IDLE_RELEASE_SECONDS). */
+  idleReleaseMs: number
 }
 
 /**
- * After a permission expires, how long an upload that started in time may still be arriving at
- * a store the server does not see (a bucket): its reservation is kept that long.
+ * Stores a client uploads to directly (a presigned bucket URL): this server does not see such an
+ * upload begin, only its finished file, so a permission there gets EXPIRY_GRACE_MS more.
+ */
+const ARRIVES_UNSEEN: readonly StoreKind[] = ['bucket']
+
+/**
+ * After the time to begin has passed, how long an upload that began in time may still be arriving
+ * at a store the server does not see (a bucket): its reservation is kept that long.
  */
 export const EXPIRY_GRACE_MS = 10 * 60_000
 
@@ -37,6 +50,13 @@ type Held = Pick<IssuedUploadRecord, 'storeInstance' | 'size' | 'clientKey'>
  * gives the allowances back; a permission that expired unused (nothing started through this
  * server, nothing stored) gives everything back at the next sweep or as soon as a reservation is
  * refused for lack of room, whichever comes first; orphan clean-up releases the rest.
+ *
+ * Issue 48 item 3: one client cannot hold a store. Beside the absolute per-client limit, a client
+ * may hold at most `pendingStoreFraction` of the kind's capacity (one permission of any size when
+ * it holds nothing), and a permission whose upload has not begun within `idleReleaseMs` is
+ * "expired unused" — released within minutes, not after the permission's whole validity. Each
+ * release deletes the permission row first (one caller wins, also across processes) and only that
+ * caller gives the bytes back, so the accounting stays exact.
  */
 export class UploadReservations {
   constructor(
@@ -66,7 +86,9 @@ export class UploadReservations {
         'permissions_global',
       )
 
-    await this.reserveAllowance(clientKey, bytes, limits.pendingBytesPerAddress, 'pending_bytes')
+    const capacity = await this.d.instances.capacity(kind)
+    const share = capacity === null ? undefined : Math.floor(capacity * limits.pendingStoreFraction)
+    await this.reserveAllowance(clientKey, bytes, limits.pendingBytesPerAddress, 'pending_bytes', share)
     try {
       await this.reserveAllowance(EVERYONE, bytes, limits.pendingBytesGlobal, 'pending_bytes_global')
     } catch (err) {
@@ -92,14 +114,33 @@ export class UploadReservations {
     if (held.clientKey !== null) await this.releaseAllowances(held.clientKey, held.size)
   }
 
+  /** How long a permission's upload has to begin: the idle window, never more than its validity. */
+  get timeToBegin(): number {
+    return Math.min(this.d.limits.idleReleaseMs, this.d.limits.permissionTtlMs)
+  }
+
+  /** When the upload of a permission granted at `grantedAt` must have begun. */
+  beginBy(grantedAt: Date): Date {
+    return new Date(grantedAt.getTime() + this.timeToBegin)
+  }
+
+  /** When an unused permission of `store` granted at `grantedAt` is released. */
+  private releasedAt(store: string, grantedAt: Date): number {
+    const grace = (ARRIVES_UNSEEN as readonly string[]).includes(store) ? EXPIRY_GRACE_MS : 0
+    return this.beginBy(grantedAt).getTime() + grace
+  }
+
   /**
-   * Gives back the reservations of permissions that expired unused: nothing started through this
-   * server (blob, repo) and nothing stored once EXPIRY_GRACE_MS has passed. Returns how many.
+   * Gives back the reservations of permissions that expired unused: no upload began through this
+   * server (blob, repo, tus) within the time to begin, and nothing is stored (a bucket: once
+   * EXPIRY_GRACE_MS more has passed). Returns how many.
    */
   async releaseUnused(filter: { clientKey?: string } = {}): Promise<number> {
-    const cutoff = new Date(this.d.clock.now().getTime() - this.d.limits.permissionTtlMs - EXPIRY_GRACE_MS)
+    const now = this.d.clock.now().getTime()
+    const cutoff = new Date(now - this.timeToBegin)
     let released = 0
     for (const row of await this.d.shares.unusedIssuedUploads(cutoff, filter)) {
+      if (this.releasedAt(row.store, row.createdAt) > now) continue
       const driver = await this.d.instances.driver(row.storeInstance)
       try {
         // Something arrived after all (a bucket upload): kept until shared or orphaned.
@@ -177,26 +218,34 @@ export class UploadReservations {
     await this.d.allowances.release(EVERYONE, bytes)
   }
 
-  /** One allowance, reclaiming expired unused permissions once before refusing. */
+  /**
+   * One allowance (with `share`: the client's part of the store as well), reclaiming expired
+   * unused permissions once before refusing.
+   */
   private async reserveAllowance(
     key: string,
     bytes: number,
     limit: number,
     reason: 'pending_bytes' | 'pending_bytes_global',
+    share?: number,
   ): Promise<void> {
-    if (await this.d.allowances.reserve(key, bytes, limit)) return
+    const { allowances } = this.d
+    if (await allowances.reserve(key, bytes, limit, share)) return
     const mine = key === EVERYONE ? {} : { clientKey: key }
-    if ((await this.releaseUnused(mine)) > 0 && (await this.d.allowances.reserve(key, bytes, limit))) return
-    const oldest = await this.d.shares.oldestUnusedIssuedAt(key === EVERYONE ? null : key)
+    if ((await this.releaseUnused(mine)) > 0 && (await allowances.reserve(key, bytes, limit, share))) return
+    const oldest = await this.d.shares.oldestUnusedIssued(key === EVERYONE ? null : key)
     const freedAt = oldest
-      ? oldest.getTime() + this.d.limits.permissionTtlMs + EXPIRY_GRACE_MS
-      : this.d.clock.now().getTime() + this.d.limits.permissionTtlMs
+      ? this.releasedAt(oldest.store, oldest.createdAt)
+      : this.d.clock.now().getTime() + this.timeToBegin
+    const bound = share === undefined ? limit : Math.min(limit, share)
     throw limitExceeded(
       key === EVERYONE
         ? 'too many bytes are held by upload permissions not shared yet; try again later'
-        : 'this address holds too many bytes in upload permissions not shared yet: share or let them expire first',
+        : share !== undefined && share < limit
+          ? `this address holds too many bytes in upload permissions not shared yet (at most ${bound}, its part of the store): share them or let them expire first`
+          : 'this address holds too many bytes in upload permissions not shared yet: share or let them expire first',
       Math.max(1000, freedAt - this.d.clock.now().getTime()),
-      { reason, limit, requested: bytes },
+      { reason, limit: bound, requested: bytes },
     )
   }
 

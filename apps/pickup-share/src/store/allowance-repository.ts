@@ -12,19 +12,29 @@ export const EVERYONE = '*'
 export class AllowanceRepository {
   constructor(private readonly db: Db) {}
 
-  /** Adds `bytes` to `key` when the sum stays within `limit`; false (nothing changed) otherwise. */
-  async reserve(key: string, bytes: number, limit: number): Promise<boolean> {
+  /**
+   * Adds `bytes` to `key` when the sum stays within `limit` and, with `share`, within `share` too
+   * unless `key` holds nothing yet (one reservation of any size up to `limit` is always possible);
+   * false (nothing changed) otherwise. One conditional UPDATE either way.
+   */
+  async reserve(key: string, bytes: number, limit: number, share?: number): Promise<boolean> {
     if (bytes > limit) return false
     const b = BigInt(bytes)
+    const withinShare =
+      share === undefined
+        ? {}
+        : { OR: [{ reservedBytes: { lte: BigInt(share) - b } }, { reservedBytes: 0n }] }
     for (let attempt = 0; attempt < 5; attempt++) {
       const { count } = await this.db.uploadAllowance.updateMany({
-        where: { key, reservedBytes: { lte: BigInt(limit) - b } },
+        where: { key, reservedBytes: { lte: BigInt(limit) - b }, ...withinShare },
         data: { reservedBytes: { increment: b }, updatedAt: new Date() },
       })
       if (count === 1) return true
       const row = await this.db.uploadAllowance.findUnique({ where: { key } })
       if (row) {
         if (row.reservedBytes + b > BigInt(limit)) return false
+        if (share !== undefined && row.reservedBytes > 0n && row.reservedBytes + b > BigInt(share))
+          return false
         continue // the row was created after our update looked: try it again
       }
       try {

@@ -104,7 +104,9 @@ async function shareAndHash(
 ): Promise<string> {
   const name = path.basename(grant.pathname)
   const shared = await api(h, 'POST', '/api/share', {
-    files: [{ name, size, type: 'application/octet-stream', pathname: grant.pathname, store, proof: grant.proof }],
+    files: [
+      { name, size, type: 'application/octet-stream', pathname: grant.pathname, store, proof: grant.proof },
+    ],
     maxDownloads: 1,
   })
   expect(shared.status).toBe(200)

@@ -332,11 +332,17 @@ describe('share validation', () => {
       'body.files',
     ],
     [
-      { files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }], expireDays: 0 },
+      {
+        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }],
+        expireDays: 0,
+      },
       'body.expireDays',
     ],
     [
-      { files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }], expireDays: 31 },
+      {
+        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }],
+        expireDays: 31,
+      },
       'body.expireDays',
     ],
     [

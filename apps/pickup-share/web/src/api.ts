@@ -107,7 +107,14 @@ export const requestUpload = (input: {
 }) => request<UploadGrant>('POST', '/api/upload', input)
 
 export const createShare = (input: {
-  files: Array<{ name: string; size: number; type: string; pathname: string; store: StoreKind; proof: string }>
+  files: Array<{
+    name: string
+    size: number
+    type: string
+    pathname: string
+    store: StoreKind
+    proof: string
+  }>
   expireDays: number
   maxDownloads: number | null
   limitSize?: boolean
