@@ -30,8 +30,8 @@ export const ZConfig = z
     /** HMAC key of blob upload tokens (≥ 32 chars); random per process when unset (single node). */
     UPLOAD_TOKEN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     /**
-     * How long an upload permission stays valid; one that expires unused gives its reserved bytes
-     * back at most 10 minutes (plus a sweep) later.
+     * How long an upload permission stays valid; its upload must begin within
+     * UPLOAD_IDLE_RELEASE_SECONDS, or its reserved bytes go back (plus a sweep).
      */
     UPLOAD_TOKEN_TTL_SECONDS: zInt(1800, 60, 7 * 24 * 3600),
     /**
