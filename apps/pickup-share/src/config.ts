@@ -50,8 +50,9 @@ export const ZConfig = z
     UPLOAD_PENDING_BYTES_GLOBAL: zInt(100 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     /**
      * The share of a store's capacity (the quotas of the kind's enabled instances) one client may
-     * hold in permissions not shared yet, beside UPLOAD_PENDING_BYTES_PER_ADDRESS; a client holding
-     * nothing may always take one permission (README "Limits on upload permissions").
+     * hold there in permissions not shared yet, beside UPLOAD_PENDING_BYTES_PER_ADDRESS; a client
+     * holding nothing there may always take one permission; 1 switches this bound off (README
+     * "Limits on upload permissions").
      */
     UPLOAD_PENDING_STORE_FRACTION: z.coerce
       .number({ message: 'must be a number' })

@@ -400,6 +400,7 @@ export class ShareService {
     for (const f of files) {
       await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
       await this.d.reservations.shared({
+        store: f.store,
         storeInstance: f.storeInstance,
         size: f.reserved,
         clientKey: f.clientKey,

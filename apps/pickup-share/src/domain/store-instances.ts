@@ -113,7 +113,9 @@ export class StoreInstances {
       /** Deletes a share and its files (forced instance delete). */
       removeShare: (shareId: string) => Promise<unknown>
       /** Gives back the client allowances of permissions deleted with an instance. */
-      releasedWithInstance?: (rows: Array<{ clientKey: string | null; size: number }>) => Promise<void>
+      releasedWithInstance?: (
+        rows: Array<{ clientKey: string | null; size: number; store: string }>,
+      ) => Promise<void>
     },
   ) {
     this.builtinIds = new Set(d.storage.all().map((driver) => driver.instance))

@@ -2,7 +2,7 @@ import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import { type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
-import { type AllowanceRepository, EVERYONE } from '../store/allowance-repository.ts'
+import { type AllowanceRepository, EVERYONE, onStore } from '../store/allowance-repository.ts'
 import type { IssuedUploadRecord, ShareRepository } from '../store/share-repository.ts'
 import type { StorageDriver, StoreKind } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
@@ -41,7 +41,7 @@ const ARRIVES_UNSEEN: readonly StoreKind[] = ['bucket']
 export const EXPIRY_GRACE_MS = 10 * 60_000
 
 /** What an upload permission holds until it is shared or given back. */
-type Held = Pick<IssuedUploadRecord, 'storeInstance' | 'size' | 'clientKey'>
+type Held = Pick<IssuedUploadRecord, 'store' | 'storeInstance' | 'size' | 'clientKey'>
 
 /**
  * The bytes upload permissions hold (issue 19 item 4). A permission reserves its declared size
@@ -52,8 +52,9 @@ type Held = Pick<IssuedUploadRecord, 'storeInstance' | 'size' | 'clientKey'>
  * refused for lack of room, whichever comes first; orphan clean-up releases the rest.
  *
  * Issue 48 item 3: one client cannot hold a store. Beside the absolute per-client limit, a client
- * may hold at most `pendingStoreFraction` of the kind's capacity (one permission of any size when
- * it holds nothing), and a permission whose upload has not begun within `idleReleaseMs` is
+ * may hold at most `pendingStoreFraction` of a kind's capacity on that kind (a fourth allowance,
+ * `<kind>@<client>`, always counted so that it stays exact when quotas change; one permission of
+ * any size when it holds nothing there), and a permission whose upload has not begun within `idleReleaseMs` is
  * "expired unused" — released within minutes, not after the permission's whole validity. Each
  * release deletes the permission row first (one caller wins, also across processes) and only that
  * caller gives the bytes back, so the accounting stays exact.
@@ -86,9 +87,7 @@ export class UploadReservations {
         'permissions_global',
       )
 
-    const capacity = await this.d.instances.capacity(kind)
-    const share = capacity === null ? undefined : Math.floor(capacity * limits.pendingStoreFraction)
-    await this.reserveAllowance(clientKey, bytes, limits.pendingBytesPerAddress, 'pending_bytes', share)
+    await this.reserveAllowance(clientKey, bytes, limits.pendingBytesPerAddress, 'pending_bytes')
     try {
       await this.reserveAllowance(EVERYONE, bytes, limits.pendingBytesGlobal, 'pending_bytes_global')
     } catch (err) {
@@ -96,9 +95,25 @@ export class UploadReservations {
       throw err
     }
     try {
+      // A fraction of 1 is the whole store: no bound beyond the store's own (507 store_full).
+      const capacity = limits.pendingStoreFraction < 1 ? await this.d.instances.capacity(kind) : null
+      const part = capacity === null ? undefined : Math.floor(capacity * limits.pendingStoreFraction)
+      await this.reserveAllowance(
+        onStore(kind, clientKey),
+        bytes,
+        Number.MAX_SAFE_INTEGER,
+        'pending_bytes',
+        part,
+      )
+    } catch (err) {
+      await this.d.allowances.release(clientKey, bytes)
+      await this.d.allowances.release(EVERYONE, bytes)
+      throw err
+    }
+    try {
       return await this.reserveOnInstance(kind, bytes)
     } catch (err) {
-      await this.releaseAllowances(clientKey, bytes)
+      await this.releaseAllowances(kind, clientKey, bytes)
       throw err
     }
   }
@@ -106,12 +121,12 @@ export class UploadReservations {
   /** A permission that was reserved but not recorded (issuing it failed): everything back. */
   async abandon(driver: StorageDriver, bytes: number, clientKey: string): Promise<void> {
     await this.d.instances.release(driver.instance, bytes)
-    await this.releaseAllowances(clientKey, bytes)
+    await this.releaseAllowances(driver.kind, clientKey, bytes)
   }
 
   /** The file was shared: the instance bytes became used bytes (StoreInstances.commit); allowances back. */
   async shared(held: Held): Promise<void> {
-    if (held.clientKey !== null) await this.releaseAllowances(held.clientKey, held.size)
+    if (held.clientKey !== null) await this.releaseAllowances(held.store, held.clientKey, held.size)
   }
 
   /** How long a permission's upload has to begin: the idle window, never more than its validity. */
@@ -181,8 +196,8 @@ export class UploadReservations {
   }
 
   /** The allowances of permissions deleted with their storage instance. */
-  async releasedWithInstance(rows: Array<Pick<Held, 'clientKey' | 'size'>>): Promise<void> {
-    for (const r of rows) if (r.clientKey !== null) await this.releaseAllowances(r.clientKey, r.size)
+  async releasedWithInstance(rows: Array<Pick<Held, 'store' | 'clientKey' | 'size'>>): Promise<void> {
+    for (const r of rows) if (r.clientKey !== null) await this.releaseAllowances(r.store, r.clientKey, r.size)
   }
 
   /** Corrects allowances a crash left holding bytes no permission holds (quiet rows only). */
@@ -210,12 +225,13 @@ export class UploadReservations {
   /** A permission row was deleted by this caller: its bytes go back everywhere, once. */
   private async released(row: Held): Promise<void> {
     await this.d.instances.release(row.storeInstance, row.size)
-    if (row.clientKey !== null) await this.releaseAllowances(row.clientKey, row.size)
+    if (row.clientKey !== null) await this.releaseAllowances(row.store, row.clientKey, row.size)
   }
 
-  private async releaseAllowances(clientKey: string, bytes: number): Promise<void> {
+  private async releaseAllowances(kind: string, clientKey: string, bytes: number): Promise<void> {
     await this.d.allowances.release(clientKey, bytes)
     await this.d.allowances.release(EVERYONE, bytes)
+    await this.d.allowances.release(onStore(kind, clientKey), bytes)
   }
 
   /**
@@ -231,9 +247,10 @@ export class UploadReservations {
   ): Promise<void> {
     const { allowances } = this.d
     if (await allowances.reserve(key, bytes, limit, share)) return
-    const mine = key === EVERYONE ? {} : { clientKey: key }
-    if ((await this.releaseUnused(mine)) > 0 && (await allowances.reserve(key, bytes, limit, share))) return
-    const oldest = await this.d.shares.oldestUnusedIssued(key === EVERYONE ? null : key)
+    const client = key === EVERYONE ? null : key.slice(key.indexOf('@') + 1)
+    if ((await this.releaseUnused(client === null ? {} : { clientKey: client })) > 0)
+      if (await allowances.reserve(key, bytes, limit, share)) return
+    const oldest = await this.d.shares.oldestUnusedIssued(client)
     const freedAt = oldest
       ? this.releasedAt(oldest.store, oldest.createdAt)
       : this.d.clock.now().getTime() + this.timeToBegin

@@ -4,6 +4,9 @@ import type { Db } from './db.ts'
 /** The key of everyone's allowance row. */
 export const EVERYONE = '*'
 
+/** The key of what one client holds on one kind of store (issue 48 item 3: its part of that store). */
+export const onStore = (kind: string, clientKey: string) => `${kind}@${clientKey}`
+
 /**
  * Bytes reserved by unshared upload permissions, per client and for everyone ("*"). A reservation
  * is one conditional UPDATE (`reserved_bytes <= limit - size`, which Postgres re-checks under the
@@ -79,15 +82,22 @@ export class AllowanceRepository {
     })
     if (quiet.length === 0) return 0
     const held = await this.db.issuedUpload.groupBy({
-      by: ['clientKey'],
+      by: ['clientKey', 'store'],
       where: { shareId: null, clientKey: { not: null } },
       _sum: { size: true },
     })
-    const heldBy = new Map(held.map((g) => [g.clientKey!, g._sum.size ?? 0n]))
-    const everyone = held.reduce((sum, g) => sum + (g._sum.size ?? 0n), 0n)
+    // What the permissions really hold, under every key: everyone, each client, each client's store.
+    const truths = new Map<string, bigint>()
+    const add = (key: string, bytes: bigint) => truths.set(key, (truths.get(key) ?? 0n) + bytes)
+    for (const g of held) {
+      const bytes = g._sum.size ?? 0n
+      add(EVERYONE, bytes)
+      add(g.clientKey!, bytes)
+      add(onStore(g.store, g.clientKey!), bytes)
+    }
     let corrected = 0
     for (const row of quiet) {
-      const truth = row.key === EVERYONE ? everyone : (heldBy.get(row.key) ?? 0n)
+      const truth = truths.get(row.key) ?? 0n
       const unchanged = { key: row.key, updatedAt: row.updatedAt, reservedBytes: row.reservedBytes }
       if (truth === 0n && row.reservedBytes === 0n) {
         await this.db.uploadAllowance.deleteMany({ where: unchanged })
