@@ -24,7 +24,7 @@ export interface UploadLimits {
    * permissions beside `pendingBytesPerAddress` (UPLOAD_PENDING_STORE_FRACTION).
    */
   pendingStoreFraction: number
-  /** A permission whose upload has not begun this long after it was granted is released (UPLOAD_IDLE_RELEASE_SECONDS). */
+  /** A permission whose upload has not begun this long after its grant is released (UPLOAD_IDLE_RELEASE_SECONDS). */
   idleReleaseMs: number
 }
 
@@ -54,8 +54,8 @@ type Held = Pick<IssuedUploadRecord, 'store' | 'storeInstance' | 'size' | 'clien
  * Issue 48 item 3: one client cannot hold a store. Beside the absolute per-client limit, a client
  * may hold at most `pendingStoreFraction` of a kind's capacity on that kind (a fourth allowance,
  * `<kind>@<client>`, always counted so that it stays exact when quotas change; one permission of
- * any size when it holds nothing there), and a permission whose upload has not begun within `idleReleaseMs` is
- * "expired unused" — released within minutes, not after the permission's whole validity. Each
+ * any size when it holds nothing there), and a permission whose upload has not begun within
+ * `idleReleaseMs` is "expired unused" — released within minutes, not after its whole validity. Each
  * release deletes the permission row first (one caller wins, also across processes) and only that
  * caller gives the bytes back, so the accounting stays exact.
  */
