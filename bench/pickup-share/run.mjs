@@ -151,6 +151,7 @@ async function newShare(maxDownloads) {
         type: 'application/octet-stream',
         pathname: grant.pathname,
         store: 'blob',
+        proof: grant.proof,
       },
     ],
     maxDownloads,

@@ -30,8 +30,8 @@ export const ZConfig = z
     /** HMAC key of blob upload tokens (≥ 32 chars); random per process when unset (single node). */
     UPLOAD_TOKEN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     /**
-     * How long an upload permission stays valid; one that expires unused gives its reserved bytes
-     * back at most 10 minutes (plus a sweep) later.
+     * How long an upload permission stays valid; its upload must begin within
+     * UPLOAD_IDLE_RELEASE_SECONDS, or its reserved bytes go back (plus a sweep).
      */
     UPLOAD_TOKEN_TTL_SECONDS: zInt(1800, 60, 7 * 24 * 3600),
     /**
@@ -48,6 +48,23 @@ export const ZConfig = z
     UPLOAD_PENDING_BYTES_PER_ADDRESS: zInt(10 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     /** Bytes everyone together may hold in upload permissions not shared yet (default 100 GiB). */
     UPLOAD_PENDING_BYTES_GLOBAL: zInt(100 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    /**
+     * The share of a store's capacity (the quotas of the kind's enabled instances) one client may
+     * hold there in permissions not shared yet, beside UPLOAD_PENDING_BYTES_PER_ADDRESS; a client
+     * holding nothing there may always take one permission; 1 switches this bound off (README
+     * "Limits on upload permissions").
+     */
+    UPLOAD_PENDING_STORE_FRACTION: z.coerce
+      .number({ message: 'must be a number' })
+      .gt(0, 'must be more than 0')
+      .max(1, 'must be at most 1')
+      .default(0.25),
+    /**
+     * A permission whose upload has not begun this long after it was granted is released (its
+     * reservation given back; a bucket's direct upload must begin within it and gets 10 more minutes
+     * to arrive). At most UPLOAD_TOKEN_TTL_SECONDS counts.
+     */
+    UPLOAD_IDLE_RELEASE_SECONDS: zInt(300, 1, 7 * 24 * 3600),
     /** Unshared uploads older than this are orphans: share refuses them, cleanup removes them. */
     ORPHAN_AFTER_HOURS: zInt(24, 1, 24 * 365),
     /**

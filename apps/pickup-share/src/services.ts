@@ -67,6 +67,8 @@ export type ServicesConfig = Pick<
       | 'DOWNLOAD_RESUME_WINDOW_SECONDS'
       | 'DOWNLOAD_RESUME_SLACK_BYTES'
       | 'TUS_EXPIRY_SECONDS'
+      | 'UPLOAD_PENDING_STORE_FRACTION'
+      | 'UPLOAD_IDLE_RELEASE_SECONDS'
     >
   > &
   Partial<
@@ -170,6 +172,8 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
       pendingBytesPerAddress: config.UPLOAD_PENDING_BYTES_PER_ADDRESS,
       pendingBytesGlobal: config.UPLOAD_PENDING_BYTES_GLOBAL,
       permissionTtlMs: config.UPLOAD_TOKEN_TTL_SECONDS * 1000,
+      pendingStoreFraction: config.UPLOAD_PENDING_STORE_FRACTION ?? 0.25,
+      idleReleaseMs: (config.UPLOAD_IDLE_RELEASE_SECONDS ?? 300) * 1000,
     },
     clock,
     logger,

@@ -222,14 +222,17 @@ async function pickupFixtures(stack: FaultStack): Promise<Fixtures['pickup']> {
   const permission = async (i: number) => {
     const body = expect(
       'pickup-share POST /api/upload',
-      await call<{ pathname: string; upload: { headers: Record<string, string> } }>(`${url}/api/upload`, {
-        body: { store: 'blob', name: `fuzz-${i}.bin`, size: 16, type: 'application/octet-stream' },
-      }),
+      await call<{ pathname: string; proof: string; upload: { headers: Record<string, string> } }>(
+        `${url}/api/upload`,
+        { body: { store: 'blob', name: `fuzz-${i}.bin`, size: 16, type: 'application/octet-stream' } },
+      ),
       200,
     )
-    return { pathname: body.pathname, headers: body.upload.headers }
+    return { pathname: body.pathname, proof: body.proof, headers: body.upload.headers }
   }
   const uploaded: string[] = []
+  /** The uploader's proof of each uploaded pathname (POST /api/share takes a file only with it). */
+  const proofs = new Map<string, string>()
   const uploadTokens: Array<{ token: string; size: number }> = []
   for (let i = 0; i < 40; i++) {
     const p = await permission(i)
@@ -240,6 +243,7 @@ async function pickupFixtures(stack: FaultStack): Promise<Fixtures['pickup']> {
         201,
       )
       uploaded.push(p.pathname)
+      proofs.set(p.pathname, p.proof)
     } else uploadTokens.push({ token: p.headers['x-upload-token']!, size: 16 })
   }
   const share = async (pathname: string) =>
@@ -247,7 +251,16 @@ async function pickupFixtures(stack: FaultStack): Promise<Fixtures['pickup']> {
       'pickup-share POST /api/share',
       await call<{ code: string; token: string }>(`${url}/api/share`, {
         body: {
-          files: [{ name: 'fuzz.bin', size: 16, type: 'application/octet-stream', pathname, store: 'blob' }],
+          files: [
+            {
+              name: 'fuzz.bin',
+              size: 16,
+              type: 'application/octet-stream',
+              pathname,
+              store: 'blob',
+              proof: proofs.get(pathname),
+            },
+          ],
           maxDownloads: 1_000_000,
         },
       }),
@@ -266,6 +279,7 @@ async function pickupFixtures(stack: FaultStack): Promise<Fixtures['pickup']> {
   ).manifest.files[0]!.path
   const anonymousHints: Hints = {
     pathname: uploaded,
+    proof: uploaded.map((p) => proofs.get(p)!),
     code: [kept.code],
     token: [kept.token],
     path: [keptPath],

@@ -179,7 +179,11 @@ function servedBy(lines: string[], service: string, pathPrefix: string): number[
         body: { store: 'blob', name, size: bytes.length, type: 'application/octet-stream' },
       })
       expect(permission.status).toBe(200)
-      const issued = permission.json() as { pathname: string; upload: { headers: Record<string, string> } }
+      const issued = permission.json() as {
+        pathname: string
+        proof: string
+        upload: { headers: Record<string, string> }
+      }
       const put = await send('pickup-share', 'PUT', '/api/blob/upload', {
         headers: issued.upload.headers,
         body: bytes,
@@ -191,6 +195,7 @@ function servedBy(lines: string[], service: string, pathPrefix: string): number[
         type: 'application/octet-stream',
         pathname: issued.pathname,
         store: 'blob',
+        proof: issued.proof,
       }
     }
 

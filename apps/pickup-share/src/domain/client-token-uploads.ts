@@ -96,7 +96,7 @@ export class ClientTokenUploads {
     clientPathname: string | undefined,
     acceptBody: () => Readable,
     declaredLength: number | null,
-  ): Promise<{ pathname: string; size: number }> {
+  ): Promise<{ pathname: string; size: number; proof: string }> {
     const bearer = /^Bearer (.+)$/.exec(authorization ?? '')?.[1]
     if (!bearer?.startsWith(PREFIX)) throw new ApiError('upload_token_invalid', 'a client token is required')
     const token = Buffer.from(bearer.slice(PREFIX.length), 'base64').toString('utf8')
@@ -115,7 +115,7 @@ export class ClientTokenUploads {
       const [row] = await this.d.shareRepo.issuedUploads([{ storeInstance: claims.instance, pathname }])
       if (row && row.shareId === null) await this.d.reservations.shrink(row, size)
     }
-    return { pathname, size }
+    return { pathname, size, proof: this.d.tokens.proofOf(claims.instance, pathname) }
   }
 }
 

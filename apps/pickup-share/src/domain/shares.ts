@@ -55,10 +55,20 @@ export interface UploadGrant {
   expiresAt: Date
   /** blob and bucket: the same permission for a resumable (tus) upload to this instance. */
   resumable?: { instance: string; token: string }
+  /** The uploader's proof: /api/share takes the file only with it (UploadTokens.proofOf). */
+  proof: string
 }
 
 export interface ShareRequest {
-  files: Array<{ name: string; size: number; type: string; pathname: string; store: StoreKind }>
+  files: Array<{
+    name: string
+    size: number
+    type: string
+    pathname: string
+    store: StoreKind
+    /** The proof its upload permission returned: only the uploader holds it. */
+    proof: string
+  }>
   expireDays?: number | undefined
   maxDownloads?: number | null | undefined
   limitSize?: boolean | undefined
@@ -166,7 +176,12 @@ export class ShareService {
       maxBytes = maxBytes === null ? cap : Math.min(maxBytes, cap)
     }
     const pathname = choosePathname(req.name)
-    const expiresAt = new Date(this.d.clock.now().getTime() + this.d.uploadTtlSeconds * 1000)
+    const grantedAt = this.d.clock.now()
+    const expiresAt = new Date(grantedAt.getTime() + this.d.uploadTtlSeconds * 1000)
+    // A client-direct upload (a presigned bucket URL) must begin before its unused reservation may
+    // be released; this server sees the others begin and refuses them once it was.
+    const beginBy = this.d.reservations.beginBy(grantedAt)
+    const direct = driver.kind === 'bucket' && beginBy < expiresAt
     let upload: UploadPermission
     try {
       upload = await driver.issueUpload({
@@ -174,7 +189,7 @@ export class ShareService {
         type: req.type,
         size: req.size,
         maxBytes,
-        expiresAt,
+        expiresAt: direct ? beginBy : expiresAt,
         allowOverwrite: false,
       })
     } catch (err) {
@@ -195,7 +210,7 @@ export class ShareService {
         authCodeId,
         clientIp: req.clientIp,
         clientKey: req.clientKey,
-        createdAt: this.d.clock.now(),
+        createdAt: grantedAt,
       })
     } catch (err) {
       await abandon()
@@ -221,6 +236,7 @@ export class ShareService {
       options: { allowOverwrite: false, maximumSizeInBytes: maxBytes },
       expiresAt,
       ...(resumable ? { resumable } : {}),
+      proof: this.d.tokens.proofOf(driver.instance, pathname),
     }
   }
 
@@ -302,12 +318,18 @@ export class ShareService {
 
     const seen = new Set<string>()
     const files = []
-    for (const [i, f] of req.files.entries()) {
+    for (const [i, { proof, ...f }] of req.files.entries()) {
       const issued = await this.d.shares.issuedByPathname(f.store, f.pathname)
       const driver = issued ? await this.d.instances.driver(issued.storeInstance) : undefined
-      if (!issued || !driver) {
+      // Only the uploader holds the proof. An unknown pathname and a wrong proof get the same
+      // answer (the proof is checked either way), so a stranger learns nothing about the pathname.
+      const proved = this.d.tokens.proves(issued?.storeInstance ?? '', f.pathname, proof)
+      if (!issued || !driver || !proved) {
         if (!this.d.storage.defaultFor(f.store)) this.driverFor(f.store)
-        throw new ApiError('upload_not_issued', `body.files.${i}.pathname: not an upload this server issued`)
+        throw new ApiError(
+          'upload_not_issued',
+          `body.files.${i}: not an upload this server issued, or not its proof (the proof its /api/upload answer gave)`,
+        )
       }
       const key = `${driver.instance}\n${f.pathname}`
       if (seen.has(key)) throw new ApiError('bad_request', `body.files.${i}.pathname: listed twice`)
@@ -383,6 +405,7 @@ export class ShareService {
     for (const f of files) {
       await this.d.instances.commit(f.storeInstance, f.reserved, f.real)
       await this.d.reservations.shared({
+        store: f.store,
         storeInstance: f.storeInstance,
         size: f.reserved,
         clientKey: f.clientKey,

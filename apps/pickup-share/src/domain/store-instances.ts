@@ -113,7 +113,9 @@ export class StoreInstances {
       /** Deletes a share and its files (forced instance delete). */
       removeShare: (shareId: string) => Promise<unknown>
       /** Gives back the client allowances of permissions deleted with an instance. */
-      releasedWithInstance?: (rows: Array<{ clientKey: string | null; size: number }>) => Promise<void>
+      releasedWithInstance?: (
+        rows: Array<{ clientKey: string | null; size: number; store: string }>,
+      ) => Promise<void>
     },
   ) {
     this.builtinIds = new Set(d.storage.all().map((driver) => driver.instance))
@@ -187,6 +189,18 @@ export class StoreInstances {
       if (await this.d.repo.reserve(row.id, bytes)) return this.d.storage.instance(row.id)!
     }
     throw new ApiError('store_full', `no ${kind} storage instance has room for ${bytes} more bytes`)
+  }
+
+  /**
+   * What the enabled instances of `kind` can hold together (their quotas), or null when one of
+   * them has no quota (then only the absolute limits bound a client).
+   */
+  async capacity(kind: StoreKind): Promise<number | null> {
+    const rows = (await this.sync()).filter(
+      (r) => r.kind === kind && r.enabled && this.d.storage.instance(r.id),
+    )
+    if (rows.length === 0 || rows.some((r) => r.quotaBytes === null)) return null
+    return rows.reduce((sum, r) => sum + r.quotaBytes!, 0)
   }
 
   release(id: string, bytes: number): Promise<void> {

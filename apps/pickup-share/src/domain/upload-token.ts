@@ -75,6 +75,24 @@ export class UploadTokens {
     }
   }
 
+  /**
+   * The uploader's proof for one permission (issue 48 item 2): only it turns the upload into a
+   * share. An HMAC of the instance and pathname under a key of its own derived from the token
+   * secret, so nothing is stored and every replica sharing UPLOAD_TOKEN_SECRET recognises it.
+   */
+  proofOf(instance: string, pathname: string): string {
+    return createHmac('sha256', this.proofKey).update(`${instance}\n${pathname}`).digest('base64url')
+  }
+
+  /** Whether `proof` is the proof of this permission (constant-time; any input is a plain no). */
+  proves(instance: string, pathname: string, proof: string): boolean {
+    return safeEqual(proof, this.proofOf(instance, pathname))
+  }
+
+  private get proofKey(): Buffer {
+    return createHmac('sha256', this.secret).update('pickup-share upload proof').digest()
+  }
+
   private mac(payload: string): string {
     return createHmac('sha256', this.secret).update(payload).digest('base64url')
   }

@@ -36,6 +36,8 @@ export const ZShareFile = z
     type: ZMediaType,
     pathname: ZPathname,
     store: ZStoreKind,
+    /** The `proof` of the file's /api/upload answer (the Vercel client: `#proof=` of its `url`). */
+    proof: z.string().min(1).max(200),
   })
   .strict()
 
@@ -116,7 +118,10 @@ export const shareOperations: OperationDoc[] = [
         description: 'the pickup code, and the pickup link with its token (shown once)',
         schema: ZCreateShareResponse,
       },
-      400: { description: 'invalid request, file not issued here, missing upload or size mismatch' },
+      400: {
+        description:
+          'invalid request, a file not issued here or without its proof (upload_not_issued, one answer for both), missing upload or size mismatch',
+      },
       403: {
         description: 'unlimited requested without a usable authorization code, or unlimited mode is off',
       },

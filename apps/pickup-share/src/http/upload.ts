@@ -37,6 +37,8 @@ export const ZUploadResponse = z.object({
   expiresAt: z.string(),
   /** blob and bucket: the same permission as a resumable tus 1.0 upload (tus-js-client `endpoint`, `headers`). */
   tus: z.object({ endpoint: z.string(), headers: z.record(z.string(), z.string()) }).optional(),
+  /** The uploader's proof: list it with the file in /api/share (only the uploader can share it). */
+  proof: z.string(),
 })
 
 export const ZBlobUploadResponse = z.object({ pathname: z.string(), size: z.number().int() })

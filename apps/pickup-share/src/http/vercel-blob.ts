@@ -44,7 +44,7 @@ export const vercelBlobOperations: OperationDoc[] = [
     path: `${VERCEL_BLOB_API_PATH}/`,
     operationId: 'vercelBlobPut',
     summary:
-      "The Vercel Blob client's PUT (`?pathname=`, `Authorization: Bearer <clientToken from /api/upload>`); the answer's pathname is the one to list in /api/share",
+      "The Vercel Blob client's PUT (`?pathname=`, `Authorization: Bearer <clientToken from /api/upload>`); the answer's pathname is the one to list in /api/share, with the proof in its url's fragment (`#proof=`)",
     tags: ['public'],
     responses: {
       200: { description: 'stored', schema: ZVercelPutResponse },
@@ -133,7 +133,9 @@ export function registerVercelBlob(app: Express, s: Services & { clientTokens: C
       ).href
       res.removeHeader('Connection')
       res.set('Cache-Control', 'no-store').json({
-        url,
+        // The client hands back only these fields: the uploader's proof for /api/share rides in the
+        // url's fragment, which no browser sends anywhere.
+        url: `${url}#proof=${stored.proof}`,
         downloadUrl: url,
         pathname: stored.pathname,
         contentType,

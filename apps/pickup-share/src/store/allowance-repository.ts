@@ -4,6 +4,9 @@ import type { Db } from './db.ts'
 /** The key of everyone's allowance row. */
 export const EVERYONE = '*'
 
+/** The key of what one client holds on one kind of store (issue 48 item 3: its part of that store). */
+export const onStore = (kind: string, clientKey: string) => `${kind}@${clientKey}`
+
 /**
  * Bytes reserved by unshared upload permissions, per client and for everyone ("*"). A reservation
  * is one conditional UPDATE (`reserved_bytes <= limit - size`, which Postgres re-checks under the
@@ -12,19 +15,29 @@ export const EVERYONE = '*'
 export class AllowanceRepository {
   constructor(private readonly db: Db) {}
 
-  /** Adds `bytes` to `key` when the sum stays within `limit`; false (nothing changed) otherwise. */
-  async reserve(key: string, bytes: number, limit: number): Promise<boolean> {
+  /**
+   * Adds `bytes` to `key` when the sum stays within `limit` and, with `share`, within `share` too
+   * unless `key` holds nothing yet (one reservation of any size up to `limit` is always possible);
+   * false (nothing changed) otherwise. One conditional UPDATE either way.
+   */
+  async reserve(key: string, bytes: number, limit: number, share?: number): Promise<boolean> {
     if (bytes > limit) return false
     const b = BigInt(bytes)
+    const withinShare =
+      share === undefined
+        ? {}
+        : { OR: [{ reservedBytes: { lte: BigInt(share) - b } }, { reservedBytes: 0n }] }
     for (let attempt = 0; attempt < 5; attempt++) {
       const { count } = await this.db.uploadAllowance.updateMany({
-        where: { key, reservedBytes: { lte: BigInt(limit) - b } },
+        where: { key, reservedBytes: { lte: BigInt(limit) - b }, ...withinShare },
         data: { reservedBytes: { increment: b }, updatedAt: new Date() },
       })
       if (count === 1) return true
       const row = await this.db.uploadAllowance.findUnique({ where: { key } })
       if (row) {
         if (row.reservedBytes + b > BigInt(limit)) return false
+        if (share !== undefined && row.reservedBytes > 0n && row.reservedBytes + b > BigInt(share))
+          return false
         continue // the row was created after our update looked: try it again
       }
       try {
@@ -69,15 +82,22 @@ export class AllowanceRepository {
     })
     if (quiet.length === 0) return 0
     const held = await this.db.issuedUpload.groupBy({
-      by: ['clientKey'],
+      by: ['clientKey', 'store'],
       where: { shareId: null, clientKey: { not: null } },
       _sum: { size: true },
     })
-    const heldBy = new Map(held.map((g) => [g.clientKey!, g._sum.size ?? 0n]))
-    const everyone = held.reduce((sum, g) => sum + (g._sum.size ?? 0n), 0n)
+    // What the permissions really hold, under every key: everyone, each client, each client's store.
+    const truths = new Map<string, bigint>()
+    const add = (key: string, bytes: bigint) => truths.set(key, (truths.get(key) ?? 0n) + bytes)
+    for (const g of held) {
+      const bytes = g._sum.size ?? 0n
+      add(EVERYONE, bytes)
+      add(g.clientKey!, bytes)
+      add(onStore(g.store, g.clientKey!), bytes)
+    }
     let corrected = 0
     for (const row of quiet) {
-      const truth = row.key === EVERYONE ? everyone : (heldBy.get(row.key) ?? 0n)
+      const truth = truths.get(row.key) ?? 0n
       const unchanged = { key: row.key, updatedAt: row.updatedAt, reservedBytes: row.reservedBytes }
       if (truth === 0n && row.reservedBytes === 0n) {
         await this.db.uploadAllowance.deleteMany({ where: unchanged })

@@ -236,15 +236,17 @@ export class InstanceRepository {
    * Unshared permissions of the instance, deleted with it (the instance's reservation goes with
    * its row); returns what each deleted permission held, so its client's allowance is given back.
    */
-  async deletePendingUploads(id: string): Promise<Array<{ clientKey: string | null; size: number }>> {
+  async deletePendingUploads(
+    id: string,
+  ): Promise<Array<{ clientKey: string | null; size: number; store: string }>> {
     const rows = await this.db.issuedUpload.findMany({
       where: { storeInstance: id, shareId: null },
-      select: { id: true, clientKey: true, size: true },
+      select: { id: true, clientKey: true, size: true, store: true },
     })
     const deleted = []
     for (const r of rows) {
       const { count } = await this.db.issuedUpload.deleteMany({ where: { id: r.id, shareId: null } })
-      if (count === 1) deleted.push({ clientKey: r.clientKey, size: Number(r.size) })
+      if (count === 1) deleted.push({ clientKey: r.clientKey, size: Number(r.size), store: r.store })
     }
     return deleted
   }

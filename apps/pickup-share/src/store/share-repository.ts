@@ -478,14 +478,14 @@ export class ShareRepository {
     return rows.map(toIssued)
   }
 
-  /** When the oldest reservation of a client (or of everyone) that may expire unused was issued. */
-  async oldestUnusedIssuedAt(clientKey: string | null): Promise<Date | null> {
+  /** The oldest reservation of a client (or of everyone) that may be released unused: when and where. */
+  async oldestUnusedIssued(clientKey: string | null): Promise<{ createdAt: Date; store: string } | null> {
     const row = await this.db.issuedUpload.findFirst({
       where: { shareId: null, uploadStartedAt: null, ...(clientKey === null ? {} : { clientKey }) },
       orderBy: { createdAt: 'asc' },
-      select: { createdAt: true },
+      select: { createdAt: true, store: true },
     })
-    return row?.createdAt ?? null
+    return row ?? null
   }
 
   /**

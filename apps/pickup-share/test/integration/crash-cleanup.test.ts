@@ -107,7 +107,11 @@ it('when the service is killed with SIGKILL during 6 uploads, then the next star
         size: SIZE,
       })
       expect(res.status).toBe(200)
-      return res.body as { pathname: string; upload: { url: string; headers: Record<string, string> } }
+      return res.body as {
+        pathname: string
+        proof: string
+        upload: { url: string; headers: Record<string, string> }
+      }
     }),
   )
   const uploads = grants.map(stalledUpload)
@@ -153,6 +157,7 @@ it('when the service is killed with SIGKILL during 6 uploads, then the next star
         size: SIZE,
         type: 'application/octet-stream',
         pathname: grants[0]!.pathname,
+        proof: grants[0]!.proof,
         store: 'blob',
       },
     ],

@@ -105,6 +105,7 @@ describe('a 200 MB file', () => {
             size: SIZE,
             type: 'application/octet-stream',
             pathname: grant.body.pathname,
+            proof: grant.body.proof,
             store: 'blob',
           },
         ],

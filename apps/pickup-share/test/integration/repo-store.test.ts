@@ -93,6 +93,7 @@ async function upload(name: string, data: Buffer, base = h) {
       size: data.length,
       type: 'application/octet-stream',
       pathname: grant.body.pathname,
+      proof: grant.body.proof,
       store: 'repo',
     },
   }

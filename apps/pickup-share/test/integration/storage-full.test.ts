@@ -130,6 +130,7 @@ describe('a full disk', () => {
           size: 3 * MiB,
           type: 'application/octet-stream',
           pathname: grant.body.pathname,
+          proof: grant.body.proof,
           store: 'blob',
         },
       ],

@@ -63,6 +63,7 @@ describeOwnRedis('resumable uploads with their Redis frozen, then killed', () =>
           size,
           type: 'application/octet-stream',
           pathname: grant.pathname,
+          proof: grant.proof,
           store: 'blob',
         },
       ],

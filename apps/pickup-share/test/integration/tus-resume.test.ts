@@ -61,6 +61,7 @@ afterAll(async () => {
 
 interface Grant {
   pathname: string
+  proof: string
   tus: { endpoint: string; headers: Record<string, string> }
 }
 
@@ -103,7 +104,9 @@ async function shareAndHash(
 ): Promise<string> {
   const name = path.basename(grant.pathname)
   const shared = await api(h, 'POST', '/api/share', {
-    files: [{ name, size, type: 'application/octet-stream', pathname: grant.pathname, store }],
+    files: [
+      { name, size, type: 'application/octet-stream', pathname: grant.pathname, store, proof: grant.proof },
+    ],
     maxDownloads: 1,
   })
   expect(shared.status).toBe(200)
@@ -223,6 +226,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
               size,
               type: 'application/octet-stream',
               pathname: grant.pathname,
+              proof: grant.proof,
               store,
             },
           ],
@@ -315,6 +319,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
             size,
             type: 'application/octet-stream',
             pathname: grant.pathname,
+            proof: grant.proof,
             store: 'blob',
           },
         ],

@@ -137,6 +137,7 @@ describe('upload permission limits', () => {
           size: 5,
           type: 'application/octet-stream',
           pathname: grant.body.pathname,
+          proof: grant.body.proof,
           store: 'blob',
         },
       ],

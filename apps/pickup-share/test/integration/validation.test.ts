@@ -239,6 +239,7 @@ describe('size limits', () => {
           size: 1000,
           type: 'application/octet-stream',
           pathname: grant.body.pathname,
+          proof: grant.body.proof,
           store: 'blob',
         },
       ],
@@ -291,7 +292,7 @@ describe('share validation', () => {
   it('when a pathname was never issued, then 400 upload_not_issued and nothing is written', async () => {
     const before = await countRows()
     const res = await api(h, 'POST', '/api/share', {
-      files: [{ name: 'x', size: 1, type: 'text/plain', pathname: 'deadbeef/x', store: 'blob' }],
+      files: [{ name: 'x', size: 1, type: 'text/plain', pathname: 'deadbeef/x', store: 'blob', proof: 'x' }],
     })
     expect(res.status).toBe(400)
     expect(res.body.error.code).toBe('upload_not_issued')
@@ -325,28 +326,35 @@ describe('share validation', () => {
           type: 'text/plain',
           pathname: `p/${i}`,
           store: 'blob',
+          proof: 'x',
         })),
       },
       'body.files',
     ],
     [
-      { files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob' }], expireDays: 0 },
-      'body.expireDays',
-    ],
-    [
-      { files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob' }], expireDays: 31 },
+      {
+        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }],
+        expireDays: 0,
+      },
       'body.expireDays',
     ],
     [
       {
-        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob' }],
+        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }],
+        expireDays: 31,
+      },
+      'body.expireDays',
+    ],
+    [
+      {
+        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }],
         maxDownloads: 0,
       },
       'body.maxDownloads',
     ],
     [
       {
-        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob' }],
+        files: [{ name: 'a', size: 1, type: 'text/plain', pathname: 'p/a', store: 'blob', proof: 'x' }],
         maxDownloads: 101,
       },
       'body.maxDownloads',
@@ -379,7 +387,14 @@ describe('NUL characters and lone surrogates', () => {
   beforeAll(async () => {
     admin = await adminLogin(h)
   })
-  const file = (pathname: string) => ({ name: 'a.txt', size: 1, type: 'text/plain', pathname, store: 'blob' })
+  const file = (pathname: string) => ({
+    name: 'a.txt',
+    size: 1,
+    type: 'text/plain',
+    pathname,
+    store: 'blob',
+    proof: 'x',
+  })
 
   it.each([
     [

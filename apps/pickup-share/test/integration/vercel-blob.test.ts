@@ -26,9 +26,17 @@ const reserved = async () =>
     (s: { name: string }) => s.name === 'blob',
   ).reservedBytes as number
 
-async function shareAndDownload(pathname: string, name: string, size: number): Promise<Buffer> {
+/** The uploader's proof for /api/share: the client hands back `url`, which carries it in its fragment. */
+const proofOf = (url: string) => new URLSearchParams(new URL(url).hash.slice(1)).get('proof') ?? ''
+
+async function shareAndDownload(
+  blob: { pathname: string; url: string },
+  name: string,
+  size: number,
+): Promise<Buffer> {
+  const { pathname } = blob
   const shared = await api(h, 'POST', '/api/share', {
-    files: [{ name, size, type: 'application/pdf', pathname, store: 'blob' }],
+    files: [{ name, size, type: 'application/pdf', pathname, store: 'blob', proof: proofOf(blob.url) }],
     maxDownloads: 1,
   })
   expect(shared.status).toBe(200)
@@ -52,7 +60,7 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
     expect(blob.contentType).toBe('application/pdf')
     // The permission reserved the site's maximum while the size was unknown; now exactly the file.
     expect(await reserved()).toBe(before + data.length)
-    const downloaded = await shareAndDownload(blob.pathname, 'report.pdf', data.length)
+    const downloaded = await shareAndDownload(blob, 'report.pdf', data.length)
     expect(sha(downloaded)).toBe(sha(data))
   })
 
@@ -66,7 +74,7 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
         handleUploadUrl: `${h.url}/api/upload`,
       },
     )
-    const downloaded = await shareAndDownload(blob.pathname, 'streamed.pdf', data.length)
+    const downloaded = await shareAndDownload(blob, 'streamed.pdf', data.length)
     expect(sha(downloaded)).toBe(sha(data))
   })
 
@@ -102,7 +110,7 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
     const winner = bodies[results.indexOf(stored[0]!)]!
     expect(await reserved()).toBe(before + winner.length)
     const downloaded = await shareAndDownload(
-      (stored[0] as PromiseFulfilledResult<{ pathname: string }>).value.pathname,
+      (stored[0] as PromiseFulfilledResult<{ pathname: string; url: string }>).value,
       'race.bin',
       winner.length,
     )

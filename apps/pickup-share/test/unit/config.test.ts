@@ -14,6 +14,8 @@ describe('config', () => {
       UPLOAD_LIMIT_WINDOW_SECONDS: 600,
       UPLOAD_PENDING_BYTES_PER_ADDRESS: 10 * 1024 ** 3,
       UPLOAD_PENDING_BYTES_GLOBAL: 100 * 1024 ** 3,
+      UPLOAD_PENDING_STORE_FRACTION: 0.25,
+      UPLOAD_IDLE_RELEASE_SECONDS: 300,
       ORPHAN_AFTER_HOURS: 24,
       SWEEP_INTERVAL_SECONDS: 300,
     })
@@ -36,5 +38,18 @@ describe('config', () => {
       }),
     ).toThrow(/S3_ENDPOINT/)
     expect(() => loadAppConfig({ ...base, UPLOAD_TOKEN_SECRET: 'short' })).toThrow(/UPLOAD_TOKEN_SECRET/)
+  })
+
+  it('when the store fraction is not in (0, 1] or the idle window is not a whole number of seconds, then start-up fails naming it', () => {
+    expect(
+      loadAppConfig({ ...base, UPLOAD_PENDING_STORE_FRACTION: '0.5' }).UPLOAD_PENDING_STORE_FRACTION,
+    ).toBe(0.5)
+    for (const bad of ['0', '1.5', 'half'])
+      expect(() => loadAppConfig({ ...base, UPLOAD_PENDING_STORE_FRACTION: bad })).toThrow(
+        /UPLOAD_PENDING_STORE_FRACTION/,
+      )
+    expect(() => loadAppConfig({ ...base, UPLOAD_IDLE_RELEASE_SECONDS: '0' })).toThrow(
+      /UPLOAD_IDLE_RELEASE_SECONDS/,
+    )
   })
 })

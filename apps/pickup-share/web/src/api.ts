@@ -41,6 +41,8 @@ export interface UploadGrant {
   options: { maximumSizeInBytes: number | null }
   /** blob and bucket: the same permission as a resumable tus upload. */
   tus?: { endpoint: string; headers: Record<string, string> }
+  /** The uploader's proof: /api/share takes the file only with it. */
+  proof: string
 }
 
 export interface Manifest {
@@ -105,7 +107,14 @@ export const requestUpload = (input: {
 }) => request<UploadGrant>('POST', '/api/upload', input)
 
 export const createShare = (input: {
-  files: Array<{ name: string; size: number; type: string; pathname: string; store: StoreKind }>
+  files: Array<{
+    name: string
+    size: number
+    type: string
+    pathname: string
+    store: StoreKind
+    proof: string
+  }>
   expireDays: number
   maxDownloads: number | null
   limitSize?: boolean

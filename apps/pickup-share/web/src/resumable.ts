@@ -7,12 +7,34 @@ import { ApiFailure, type StoreKind, type UploadGrant } from './api.ts'
  * picking the same file again after a reload, a crash or a closed laptop resumes it where the
  * server says it stopped; a dropped connection is retried and resumed by tus-js-client itself.
  * The URL and the pathname travel in the upload's metadata, so a resumed upload can be shared
- * without asking for a new permission.
+ * without asking for a new permission. The permission's proof (which /api/share asks for) is kept
+ * beside it in this browser's localStorage only: it is never sent in the tus metadata.
  */
 
 export interface Resumed {
   previous: PreviousUpload
   pathname: string
+  /** The proof of the upload's permission, for /api/share. */
+  proof: string
+}
+
+const proofKey = (pathname: string) => `pickup-share:proof:${pathname}`
+
+function keptProof(pathname: string): string | null {
+  try {
+    return localStorage.getItem(proofKey(pathname))
+  } catch {
+    return null
+  }
+}
+
+function keepProof(pathname: string, proof: string | null): void {
+  try {
+    if (proof === null) localStorage.removeItem(proofKey(pathname))
+    else localStorage.setItem(proofKey(pathname), proof)
+  } catch {
+    // No storage (private mode): the upload cannot be resumed after a reload, nothing else.
+  }
 }
 
 const fingerprintOf = (file: File, store: StoreKind) =>
@@ -26,11 +48,15 @@ export async function findResumable(file: File, store: StoreKind): Promise<Resum
   const previous = found.sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime))[0]
   const pathname = previous?.metadata.pathname
   if (!previous || !pathname || !previous.uploadUrl) return null
-  return { previous, pathname }
+  // Without its proof the upload could not be shared: start again with a new permission.
+  const proof = keptProof(pathname)
+  if (proof === null) return null
+  return { previous, pathname, proof }
 }
 
 /** Forgets a stored upload (it could not be resumed: expired, or removed by the server). */
 export async function forgetResumable(r: Resumed): Promise<void> {
+  keepProof(r.pathname, null)
   await defaultOptions.urlStorage?.removeUpload(r.previous.urlStorageKey).catch(() => {})
 }
 
@@ -50,6 +76,7 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
   const pathname = 'grant' in o.start ? o.start.grant.pathname : o.start.resume.pathname
   const endpoint =
     'grant' in o.start ? o.start.grant.tus.endpoint : (o.start.resume.previous.metadata.endpoint ?? '')
+  if ('grant' in o.start) keepProof(pathname, o.start.grant.proof)
   return new Promise((resolve, reject) => {
     const upload = new Upload(file, {
       endpoint,
@@ -67,7 +94,11 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
       // A dropped connection: retried, each time from the offset the server has.
       retryDelays: [0, 1000, 3000, 5000, 10_000, 20_000, 30_000],
       onProgress: (sent, total) => o.onProgress(sent, total),
-      onSuccess: () => resolve(pathname),
+      onSuccess: () => {
+        // Not resumed again (its fingerprint goes too); the page holds the proof until it shares.
+        keepProof(pathname, null)
+        resolve(pathname)
+      },
       onError: (err) => {
         const status =
           (err as { originalResponse?: { getStatus(): number } | null }).originalResponse?.getStatus() ?? 0

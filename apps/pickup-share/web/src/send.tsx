@@ -210,7 +210,14 @@ export function SendPage() {
       setText('')
     }
     const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
-    type Uploaded = { name: string; size: number; type: string; pathname: string; store: StoreKind }
+    type Uploaded = {
+      name: string
+      size: number
+      type: string
+      pathname: string
+      store: StoreKind
+      proof: string
+    }
     const uploaded = new Map<number, Uploaded>()
     // Every attempt uploads every file again: a permission's file can join one share only.
     const queue = [...all]
@@ -238,6 +245,7 @@ export function SendPage() {
             cancel,
           })
           let pathname: string | null = null
+          let proof = ''
           let sentTo = store
           const { findResumable, forgetResumable, sendResumable } = await resumable()
           const resumed = await findResumable(it.file, store)
@@ -250,6 +258,7 @@ export function SendPage() {
                 onProgress,
                 signal: cancel.signal,
               })
+              proof = resumed.proof
             } catch (err) {
               if (err instanceof ApiFailure && err.code === 'aborted') throw err
               // Expired or gone: start again with a new permission.
@@ -265,6 +274,7 @@ export function SendPage() {
               ...extra,
             })
             sentTo = grant.store
+            proof = grant.proof
             if (grant.tus)
               pathname = await sendResumable({
                 file: it.file,
@@ -279,7 +289,7 @@ export function SendPage() {
             }
           }
           update(id, { state: 'done', sent: it.file.size, cancel: undefined, resumes: false })
-          uploaded.set(id, { name: it.file.name, size: it.file.size, type, pathname, store: sentTo })
+          uploaded.set(id, { name: it.file.name, size: it.file.size, type, pathname, store: sentTo, proof })
         } catch (err) {
           if (stopAll.signal.aborted) {
             // "Cancel all": the files stay on the list, ready to be sent again.

@@ -71,7 +71,11 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
       headers: { 'content-type': 'application/json' },
       body: json({ store: 'blob', name, size: bytes.length, type: 'application/octet-stream' }),
     })
-    const issued = permission.body as { pathname?: string; upload?: { headers?: Record<string, string> } }
+    const issued = permission.body as {
+      pathname?: string
+      proof?: string
+      upload?: { headers?: Record<string, string> }
+    }
     if (permission.status !== 200 || !issued?.pathname) return permission
     const put = await send(pool, 'pickup-share', 'PUT /api/blob/upload', {
       method: 'PUT',
@@ -93,6 +97,7 @@ export async function pickupShareKit(stack: FaultStack): Promise<Kit> {
             type: 'application/octet-stream',
             pathname: issued.pathname,
             store: 'blob',
+            proof: issued.proof,
           },
         ],
         maxDownloads: MAX_DOWNLOADS,
