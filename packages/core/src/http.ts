@@ -24,7 +24,13 @@ import {
 } from './errors.ts'
 import { httpLogger, type Logger, trackRequest } from './log.ts'
 import { isNodeOwned, sendLines } from './prebuilt-head.ts'
-import { assertWellFormedBody, verifyUtf8Body, wellFormedInput } from './validate.ts'
+import {
+  assertJsonDepth,
+  assertWellFormedBody,
+  verifyJsonBody,
+  verifyUtf8Body,
+  wellFormedInput,
+} from './validate.ts'
 
 /**
  * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
@@ -311,7 +317,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         .send(await metrics.metrics())
     })
 
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyUtf8Body }))
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyJsonBody }))
   app.use(wellFormedInput())
 
   mount(app)
@@ -691,7 +697,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * express.json's reading of a body, step for step: the UTF-8 verification (verifyUtf8Body), the
+ * express.json's reading of a body, step for step: the UTF-8 and depth checks (verifyJsonBody), the
  * decoding (a leading byte order mark dropped, as iconv-lite does), strict mode (an object or an
  * array, nothing else) and JSON.parse, each failure with body-parser's error `type`; then core's
  * input rule on the value (wellFormedInput's check of the body).
@@ -724,6 +730,8 @@ export class JsonBodies {
       return kept
     }
     const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1]
+    // As verifyJsonBody does for express.json: no deeper than MAX_JSON_DEPTH, before parsing.
+    assertJsonDepth(text)
     let value: unknown
     try {
       if (first !== '{' && first !== '[') throw new SyntaxError('Unexpected token in JSON (strict mode)')
