@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
 import {
   createServer,
@@ -516,7 +516,10 @@ const ENVELOPE = Symbol.for('quartet.envelope')
  * its limit, a byte it does not accept, a request that took too long to arrive), answered in the
  * service's envelope rather than node's bare status line, and the connection closed.
  */
-function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
+function clientErrorAnswer(
+  app: object,
+  logger?: Logger,
+): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
   const style = (app as { [ENVELOPE]?: EnvelopeStyle })[ENVELOPE] ?? 'code'
   return (err, socket) => {
     // Node's parser, still attached, reports every later chunk as another error: the answer went.
@@ -532,11 +535,15 @@ function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: ne
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('request_timeout', 'the request did not arrive in time')
           : new ApiError('bad_request', 'malformed HTTP request')
-    const body = JSON.stringify(renderEnvelope(style, refusal))
+    // No request exists, so no X-Request-Id of the client's was read: the answer gets one of its
+    // own, as every other answer does, and the log line the same, to find it by.
+    const id = randomUUID()
+    logger?.warn({ req_id: id, code: refusal.code, parserError: err.code }, 'request refused before parsing')
+    const body = JSON.stringify(renderEnvelope(style, refusal, id))
     socket.end(
       `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +
         `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${id}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     )
     lingerClose(socket)
   }
@@ -978,7 +985,7 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
     ;(req.socket as net.Socket & { [CURRENT_REQUEST]?: IncomingMessage })[CURRENT_REQUEST] = req
     if (draining) res.setHeader('Connection', 'close')
   })
-  server.on('clientError', clientErrorAnswer(app))
+  server.on('clientError', clientErrorAnswer(app, log))
   // Node answers these two itself with a bare status line and no body: a request without Host
   // (the pipeline answers it in the envelope instead) and an `Expect` other than 100-continue
   // (417, which RFC 9110 §10.1.1 allows but does not require: the request is served as if the

@@ -225,8 +225,11 @@ describe('createHttpApp', () => {
             `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
           )
           expect(answer).toMatch(/Content-Type: application\/json; charset=utf-8/)
+          // Issue 48: these carry a request id too, in the envelope and X-Request-Id alike.
+          const id = /\r\nX-Request-Id: ([0-9a-f-]{36})\r\n/.exec(answer)?.[1]
+          expect(id).toEqual(expect.any(String))
           expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
-            error: { code, message: expect.any(String) },
+            error: { code, message: expect.any(String), request_id: id },
           })
         }
       } finally {
