@@ -865,9 +865,9 @@ class ReadinessProbe {
    * - still unanswered: `timeout` once the database (or whatever it is) has left the ping
    *   unanswered for `stallMs` (the request waits for that moment if it comes within
    *   `timeoutMs`), or for `timeoutMs` when the last ping failed or none answered yet;
-   * - `slow`, which passes: a ping still out after `timeoutMs` but younger than `stallMs`, when
-   *   the last one answered. A single slow answer under load does not take the service out; a
-   *   dependency that stopped answering does, as soon as its ping is `stallMs` old.
+   * - `slow`, which passes: a ping still out after `timeoutMs` that will not be `stallMs` old by
+   *   then, when the last one answered. A single slow answer under load does not take the
+   *   service out; a dependency that stopped answering does, as soon as its ping is `stallMs` old.
    */
   async state(name: string, log?: Logger): Promise<'ok' | 'unreachable' | 'timeout' | 'slow'> {
     const now = performance.now()
@@ -877,9 +877,13 @@ class ReadinessProbe {
       this.lastOk = false
     }
     const ping = this.inFlight ?? this.start(now)
-    const age = now - ping.started
-    const lastOk = this.lastOk
-    const waitMs = Math.max(0, Math.min(this.timeoutMs, (lastOk ? this.stallMs : this.timeoutMs) - age))
+    // After a good answer a ping may run until it is stallMs old, else timeoutMs; a request waits
+    // for that moment when it comes within its own timeoutMs, and past it the ping has failed.
+    // Decided from the times taken here, not after the wait: a timer may fire a little early.
+    const lastOk = this.lastOk === true
+    const deadline = ping.started + (lastOk ? this.stallMs : this.timeoutMs)
+    const slowPasses = lastOk && deadline > now + this.timeoutMs
+    const waitMs = Math.max(0, Math.min(this.timeoutMs, deadline - now))
     let timer: NodeJS.Timeout | undefined
     const outcome = await Promise.race([
       ping.promise.then(
@@ -894,7 +898,7 @@ class ReadinessProbe {
       }),
     ]).finally(() => clearTimeout(timer))
     if (outcome !== 'pending') return outcome
-    if (lastOk && performance.now() - ping.started < this.stallMs) return 'slow'
+    if (slowPasses) return 'slow'
     log?.warn(
       { check: name, pendingMs: Math.round(performance.now() - ping.started) },
       'readiness check timed out',

@@ -90,6 +90,17 @@ describe('pickup-share /readyz (database required)', () => {
     rmSync(blobDir, { recursive: true, force: true })
   })
 
+  /** /readyz until it is 200 with the database ok (a loaded machine may take a moment to connect). */
+  const untilReady = async () => {
+    let last: Awaited<ReturnType<typeof readyz>> | undefined
+    for (let i = 0; i < 50; i++) {
+      last = await readyz()
+      if (last.status === 200 && last.body.checks.database === 'ok') return last
+      await sleep(100)
+    }
+    return last!
+  }
+
   const readyz = async () => {
     const res = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(5000) })
     return {
@@ -99,7 +110,7 @@ describe('pickup-share /readyz (database required)', () => {
   }
 
   it('when Postgres is busy and one ping waits about 700 ms for a connection, then /readyz stays 200 (slow), and the next is ok', async () => {
-    expect((await readyz()).status).toBe(200)
+    expect((await untilReady()).status).toBe(200)
     // Both of the pool's connections busy for 700 ms: the ping queues behind them, as under load.
     const pool = rawAccessOf(db)!.pool
     const busy = Promise.all([pool.query('SELECT pg_sleep(0.7)'), pool.query('SELECT pg_sleep(0.7)')])
@@ -110,21 +121,17 @@ describe('pickup-share /readyz (database required)', () => {
     expect(during.body.checks.database).toBe('slow')
 
     await busy
-    await sleep(100) // the slow ping gets its connection and answers
-    const after = await readyz()
-    expect(after).toEqual({
-      status: 200,
-      body: expect.objectContaining({ checks: expect.objectContaining({ database: 'ok' }) }),
-    })
+    // The slow ping gets its connection and answers: ok again.
+    expect((await untilReady()).body.checks.database).toBe('ok')
   })
 
   it('when Postgres stops answering, then /readyz says 503 within a few seconds and stays so, and is 200 again once it answers', async () => {
-    expect((await readyz()).status).toBe(200)
+    expect((await untilReady()).status).toBe(200)
     relay.freeze()
     try {
       const started = performance.now()
       const seen: number[] = []
-      while (performance.now() - started < 3000) {
+      while (performance.now() - started < 5000) {
         const res = await readyz()
         seen.push(res.status)
         if (res.status === 503) break
