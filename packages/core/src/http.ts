@@ -35,9 +35,14 @@ import {
 /**
  * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
  * service can serve without (Redis, where limits fall back to each process) is `optional`: it is
- * reported, and never takes the service out of the load balancer.
+ * reported, and never takes the service out of the load balancer. `answering(ms)` says whether
+ * the dependency answered any other work within the last `ms` (databaseAnsweredWithin): a check
+ * past its deadline then is `slow`, and passes, since a busy server keeps answering and a dead or
+ * frozen one answers nothing.
  */
-export type ReadinessCheck = (() => Promise<unknown>) | { check: () => Promise<unknown>; optional: true }
+export type ReadinessCheck =
+  | (() => Promise<unknown>)
+  | { check: () => Promise<unknown>; optional?: true; answering?: (withinMs: number) => boolean }
 
 export interface HttpAppOptions {
   /** Service name, used in metrics and logs. */
@@ -51,9 +56,9 @@ export interface HttpAppOptions {
   /** What the service needs to serve (see ReadinessCheck); only these go in /readyz. */
   readiness?: Record<string, ReadinessCheck>
   /**
-   * Milliseconds a readiness request waits for a check (default 500: /readyz answers well within a
-   * second). A ping still out then counts as failed, unless the last ping answered and this one
-   * is younger than 1.5 times this: one slow answer is `slow`, and passes (ReadinessProbe).
+   * Milliseconds a readiness check may take before it counts as failed (default 500: /readyz
+   * answers well within a second), unless the dependency answered other work meanwhile
+   * (ReadinessCheck's `answering`): then it is `slow`, and passes.
    */
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
@@ -843,101 +848,11 @@ Object.defineProperty(IncomingMessage.prototype, 'route', {
   },
 })
 
-/**
- * One dependency's pings, shared by the readiness requests that ask while one is out: a request
- * joins the ping in flight rather than sending another, and what the last answered ping said is
- * kept, so that one slow answer is told apart from a dependency that stopped answering.
- */
-class ReadinessProbe {
-  private inFlight: { promise: Promise<void>; started: number } | undefined
-  /** What the last ping that settled said; undefined before any did. */
-  private lastOk: boolean | undefined
-
-  constructor(
-    private readonly check: () => Promise<unknown>,
-    private readonly timeoutMs: number,
-    private readonly stallMs: number,
-  ) {}
-
-  /**
-   * The state of the dependency as one readiness request sees it, within `timeoutMs`:
-   * - `ok`: the ping answered; `unreachable`: it failed;
-   * - still unanswered: `timeout` once the database (or whatever it is) has left the ping
-   *   unanswered for `stallMs` (the request waits for that moment if it comes within
-   *   `timeoutMs`), or for `timeoutMs` when the last ping failed or none answered yet;
-   * - `slow`, which passes: a ping still out after `timeoutMs` that will not be `stallMs` old by
-   *   then, when the last one answered. A single slow answer under load does not take the
-   *   service out; a dependency that stopped answering does, as soon as its ping is `stallMs` old.
-   */
-  async state(name: string, log?: Logger): Promise<'ok' | 'unreachable' | 'timeout' | 'slow'> {
-    const now = performance.now()
-    // A ping out for ten deadlines is not waited on any longer: it counts as failed, and a new one goes.
-    if (this.inFlight && now - this.inFlight.started > 10 * this.stallMs) {
-      this.inFlight = undefined
-      this.lastOk = false
-    }
-    const ping = this.inFlight ?? this.start(now)
-    // After a good answer a ping may run until it is stallMs old, else timeoutMs; a request waits
-    // for that moment when it comes within its own timeoutMs, and past it the ping has failed.
-    // Decided from the times taken here, not after the wait: a timer may fire a little early.
-    const lastOk = this.lastOk === true
-    const deadline = ping.started + (lastOk ? this.stallMs : this.timeoutMs)
-    const slowPasses = lastOk && deadline > now + this.timeoutMs
-    const waitMs = Math.max(0, Math.min(this.timeoutMs, deadline - now))
-    let timer: NodeJS.Timeout | undefined
-    const outcome = await Promise.race([
-      ping.promise.then(
-        () => 'ok' as const,
-        (err: unknown) => {
-          log?.warn({ check: name, err }, 'readiness check failed')
-          return 'unreachable' as const
-        },
-      ),
-      new Promise<'pending'>((resolve) => {
-        timer = setTimeout(() => resolve('pending'), waitMs)
-      }),
-    ]).finally(() => clearTimeout(timer))
-    if (outcome !== 'pending') return outcome
-    if (slowPasses) return 'slow'
-    log?.warn(
-      { check: name, pendingMs: Math.round(performance.now() - ping.started) },
-      'readiness check timed out',
-    )
-    return 'timeout'
-  }
-
-  private start(now: number): { promise: Promise<void>; started: number } {
-    const ping = {
-      started: now,
-      promise: Promise.resolve()
-        .then(this.check)
-        .then(
-          () => {
-            this.lastOk = true
-          },
-          (err: unknown) => {
-            this.lastOk = false
-            throw err
-          },
-        )
-        .finally(() => {
-          if (this.inFlight === ping) this.inFlight = undefined
-        }),
-    }
-    // Nobody may be waiting when it settles (every request that asked has answered).
-    ping.promise.catch(() => undefined)
-    this.inFlight = ping
-    return ping
-  }
-}
-
 function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
-  // A ping the dependency leaves unanswered this long means it stopped answering.
-  const stallMs = Math.round(timeoutMs * 1.5)
   const entries = Object.entries(checks).map(([name, entry]) =>
     typeof entry === 'function'
-      ? { name, probe: new ReadinessProbe(entry, timeoutMs, stallMs), optional: false }
-      : { name, probe: new ReadinessProbe(entry.check, timeoutMs, stallMs), optional: true },
+      ? { name, check: entry, optional: false, answering: undefined }
+      : { name, check: entry.check, optional: entry.optional === true, answering: entry.answering },
   )
   return async (req, res) => {
     res.set('Cache-Control', 'no-store')
@@ -954,11 +869,18 @@ function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: num
       return
     }
     const results = await Promise.all(
-      entries.map(async ({ name, probe, optional }) => ({
-        name,
-        optional,
-        state: await probe.state(name, req.log),
-      })),
+      entries.map(async ({ name, check, optional, answering }) => {
+        try {
+          await withTimeout(Promise.resolve().then(check), timeoutMs)
+          return { name, optional, state: 'ok' }
+        } catch (err) {
+          // A ping past its deadline while the dependency keeps answering other work is a busy
+          // server, not a dead or frozen one (which answers nothing): `slow`, and it passes.
+          if (err instanceof TimeoutError && answering?.(timeoutMs)) return { name, optional, state: 'slow' }
+          req.log?.warn({ check: name, err }, 'readiness check failed')
+          return { name, optional, state: err instanceof TimeoutError ? 'timeout' : 'unreachable' }
+        }
+      }),
     )
     const passing = (state: string) => state === 'ok' || state === 'slow'
     const failing = results.filter((r) => !passing(r.state) && !r.optional).map((r) => r.name)
@@ -981,6 +903,18 @@ export function isDraining(app: object): boolean {
 
 function markDraining(app: Express): void {
   ;(app as Express & { [DRAINING]?: boolean })[DRAINING] = true
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`timed out after ${ms} ms`)), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
 }
 
 // ---------------------------------------------------------------------------------------------
