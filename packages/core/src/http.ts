@@ -57,8 +57,8 @@ export interface HttpAppOptions {
   readiness?: Record<string, ReadinessCheck>
   /**
    * Milliseconds a readiness check may take before it counts as failed (default 500: /readyz
-   * answers well within a second), unless the dependency answered other work meanwhile
-   * (ReadinessCheck's `answering`): then it is `slow`, and passes.
+   * answers well within a second), unless the dependency was still answering other work in its
+   * second half (ReadinessCheck's `answering`): then it is `slow`, and passes.
    */
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
@@ -875,8 +875,11 @@ function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: num
           return { name, optional, state: 'ok' }
         } catch (err) {
           // A ping past its deadline while the dependency keeps answering other work is a busy
-          // server, not a dead or frozen one (which answers nothing): `slow`, and it passes.
-          if (err instanceof TimeoutError && answering?.(timeoutMs)) return { name, optional, state: 'slow' }
+          // server, not a dead or frozen one (which answers nothing): `slow`, and it passes. The
+          // answers must still be coming in the deadline's second half, so that one answered just
+          // before a freeze, and read late by a loaded event loop, does not count.
+          if (err instanceof TimeoutError && answering?.(Math.ceil(timeoutMs / 2)))
+            return { name, optional, state: 'slow' }
           req.log?.warn({ check: name, err }, 'readiness check failed')
           return { name, optional, state: err instanceof TimeoutError ? 'timeout' : 'unreachable' }
         }
