@@ -6,7 +6,7 @@ import { createOpenApiDocument, serveOpenApi } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
 import type { ReleaseCache } from './domain/release-cache.ts'
-import { documentOperations, registerDocumentRoutes } from './http/documents.ts'
+import { documentOperations, installCorsOnApiAnswers, registerDocumentRoutes } from './http/documents.ts'
 import { installDocumentFastPath } from './http/fast-path.ts'
 import type { Db } from './store/db.ts'
 
@@ -58,6 +58,8 @@ export function createApp(deps: AppDeps): Express {
       registerDocumentRoutes(app, { cache: deps.releases, cacheControl })
     },
   )
+  // Before the fast path is installed, so it runs only for what the fast path leaves to express.
+  installCorsOnApiAnswers(app)
   // Document hits skip express and the per-request access log unless DOCUMENT_ACCESS_LOG is on.
   if (!deps.config.DOCUMENT_ACCESS_LOG)
     installDocumentFastPath(app, { cache: deps.releases, cacheControl, observe })

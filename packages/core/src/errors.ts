@@ -300,6 +300,12 @@ function fromExpressError(err: unknown): ApiError | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', String(e.message))
+    case 'entity.too.deep':
+      return new ApiError(
+        'bad_request',
+        `request body nests deeper than ${String(e.limit)} levels of arrays and objects`,
+        { max_depth: e.limit },
+      )
     case 'encoding.invalid_utf8':
       return new ApiError('bad_request', 'request body is not valid UTF-8')
     case 'request.aborted':

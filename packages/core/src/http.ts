@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
 import {
   createServer,
@@ -24,14 +24,25 @@ import {
 } from './errors.ts'
 import { httpLogger, type Logger, trackRequest } from './log.ts'
 import { isNodeOwned, sendLines } from './prebuilt-head.ts'
-import { assertWellFormedBody, verifyUtf8Body, wellFormedInput } from './validate.ts'
+import {
+  assertJsonDepth,
+  assertWellFormedBody,
+  verifyJsonBody,
+  verifyUtf8Body,
+  wellFormedInput,
+} from './validate.ts'
 
 /**
  * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
  * service can serve without (Redis, where limits fall back to each process) is `optional`: it is
- * reported, and never takes the service out of the load balancer.
+ * reported, and never takes the service out of the load balancer. `answering(ms)` says whether
+ * the dependency answered any other work within the last `ms` (databaseAnsweredWithin): a check
+ * past its deadline then is `slow`, and passes, since a busy server keeps answering and a dead or
+ * frozen one answers nothing.
  */
-export type ReadinessCheck = (() => Promise<unknown>) | { check: () => Promise<unknown>; optional: true }
+export type ReadinessCheck =
+  | (() => Promise<unknown>)
+  | { check: () => Promise<unknown>; optional?: true; answering?: (withinMs: number) => boolean }
 
 export interface HttpAppOptions {
   /** Service name, used in metrics and logs. */
@@ -44,7 +55,11 @@ export interface HttpAppOptions {
   bodyLimit?: string
   /** What the service needs to serve (see ReadinessCheck); only these go in /readyz. */
   readiness?: Record<string, ReadinessCheck>
-  /** Milliseconds a readiness check may take before it counts as failed (default 500: /readyz answers well within a second). */
+  /**
+   * Milliseconds a readiness check may take before it counts as failed (default 500: /readyz
+   * answers well within a second), unless the dependency was still answering other work in its
+   * second half (ReadinessCheck's `answering`): then it is `slow`, and passes.
+   */
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
   helmet?: Parameters<typeof helmet>[0]
@@ -316,7 +331,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         .send(await metrics.metrics())
     })
 
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyUtf8Body }))
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyJsonBody }))
   app.use(wellFormedInput())
 
   mount(app)
@@ -518,7 +533,10 @@ const ENVELOPE = Symbol.for('quartet.envelope')
  * its limit, a byte it does not accept, a request that took too long to arrive), answered in the
  * service's envelope rather than node's bare status line, and the connection closed.
  */
-function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
+function clientErrorAnswer(
+  app: object,
+  logger?: Logger,
+): (err: NodeJS.ErrnoException, socket: net.Socket) => void {
   const style = (app as { [ENVELOPE]?: EnvelopeStyle })[ENVELOPE] ?? 'code'
   return (err, socket) => {
     // Node's parser, still attached, reports every later chunk as another error: the answer went.
@@ -534,11 +552,15 @@ function clientErrorAnswer(app: object): (err: NodeJS.ErrnoException, socket: ne
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('request_timeout', 'the request did not arrive in time')
           : new ApiError('bad_request', 'malformed HTTP request')
-    const body = JSON.stringify(renderEnvelope(style, refusal))
+    // No request exists, so no X-Request-Id of the client's was read: the answer gets one of its
+    // own, as every other answer does, and the log line the same, to find it by.
+    const id = randomUUID()
+    logger?.warn({ req_id: id, code: refusal.code, parserError: err.code }, 'request refused before parsing')
+    const body = JSON.stringify(renderEnvelope(style, refusal, id))
     socket.end(
       `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +
         `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${id}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     )
     lingerClose(socket)
   }
@@ -699,7 +721,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * express.json's reading of a body, step for step: the UTF-8 verification (verifyUtf8Body), the
+ * express.json's reading of a body, step for step: the UTF-8 and depth checks (verifyJsonBody), the
  * decoding (a leading byte order mark dropped, as iconv-lite does), strict mode (an object or an
  * array, nothing else) and JSON.parse, each failure with body-parser's error `type`; then core's
  * input rule on the value (wellFormedInput's check of the body).
@@ -732,6 +754,8 @@ export class JsonBodies {
       return kept
     }
     const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1]
+    // As verifyJsonBody does for express.json: no deeper than MAX_JSON_DEPTH, before parsing.
+    assertJsonDepth(text)
     let value: unknown
     try {
       if (first !== '{' && first !== '[') throw new SyntaxError('Unexpected token in JSON (strict mode)')
@@ -835,8 +859,8 @@ Object.defineProperty(IncomingMessage.prototype, 'route', {
 function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
   const entries = Object.entries(checks).map(([name, entry]) =>
     typeof entry === 'function'
-      ? { name, check: entry, optional: false }
-      : { name, check: entry.check, optional: true },
+      ? { name, check: entry, optional: false, answering: undefined }
+      : { name, check: entry.check, optional: entry.optional === true, answering: entry.answering },
   )
   return async (req, res) => {
     res.set('Cache-Control', 'no-store')
@@ -853,18 +877,25 @@ function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: num
       return
     }
     const results = await Promise.all(
-      entries.map(async ({ name, check, optional }) => {
+      entries.map(async ({ name, check, optional, answering }) => {
         try {
           await withTimeout(Promise.resolve().then(check), timeoutMs)
           return { name, optional, state: 'ok' }
         } catch (err) {
+          // A ping past its deadline while the dependency keeps answering other work is a busy
+          // server, not a dead or frozen one (which answers nothing): `slow`, and it passes. The
+          // answers must still be coming in the deadline's second half, so that one answered just
+          // before a freeze, and read late by a loaded event loop, does not count.
+          if (err instanceof TimeoutError && answering?.(Math.ceil(timeoutMs / 2)))
+            return { name, optional, state: 'slow' }
           req.log?.warn({ check: name, err }, 'readiness check failed')
           return { name, optional, state: err instanceof TimeoutError ? 'timeout' : 'unreachable' }
         }
       }),
     )
-    const failing = results.filter((r) => r.state !== 'ok' && !r.optional).map((r) => r.name)
-    const degraded = results.filter((r) => r.state !== 'ok' && r.optional).map((r) => r.name)
+    const passing = (state: string) => state === 'ok' || state === 'slow'
+    const failing = results.filter((r) => !passing(r.state) && !r.optional).map((r) => r.name)
+    const degraded = results.filter((r) => !passing(r.state) && r.optional).map((r) => r.name)
     res.status(failing.length === 0 ? 200 : 503).json({
       status: failing.length ? 'unavailable' : degraded.length ? 'degraded' : 'ok',
       checks: Object.fromEntries(results.map((r) => [r.name, r.state])),
@@ -978,7 +1009,7 @@ export async function serve(app: Express, options: ServeOptions): Promise<Servin
     ;(req.socket as net.Socket & { [CURRENT_REQUEST]?: IncomingMessage })[CURRENT_REQUEST] = req
     if (draining) res.setHeader('Connection', 'close')
   })
-  server.on('clientError', clientErrorAnswer(app))
+  server.on('clientError', clientErrorAnswer(app, log))
   // Node answers these two itself with a bare status line and no body: a request without Host
   // (the pipeline answers it in the envelope instead) and an `Expect` other than 100-continue
   // (417, which RFC 9110 §10.1.1 allows but does not require: the request is served as if the

@@ -77,13 +77,18 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown, where
   assertWellFormed(value, where)
   const result = schema.safeParse(value)
   if (result.success) return result.data
-  throw validationError(result.error, where)
+  throw validationError(result.error, where, value)
 }
 
-export function validationError(error: z.ZodError, where: string): ApiError {
+/**
+ * 400 bad_request naming every issue. `input` is the value that was parsed: zod 4 does not keep
+ * the offending value in its issues, so a wrong type is told apart from a missing field by
+ * looking the path up in it ("expected number, received string" rather than "is required").
+ */
+export function validationError(error: z.ZodError, where: string, input?: unknown): ApiError {
   const issues: ValidationIssue[] = error.issues.map((issue) => ({
     field: [where, ...issue.path.map(String)].join('.'),
-    message: describeIssue(issue),
+    message: describeIssue(issue, input),
   }))
   const first = issues[0]
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''
@@ -92,10 +97,33 @@ export function validationError(error: z.ZodError, where: string): ApiError {
   })
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
   if (issue.code === 'unrecognized_keys') return `unknown field(s): ${issue.keys.join(', ')}`
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required'
+  if (issue.code === 'invalid_type') {
+    const received = valueAt(input, issue.path)
+    if (received === undefined) return 'is required'
+    return `expected ${issue.expected}, received ${kindOf(received)}`
+  }
   return issue.message
+}
+
+/** The value at `path` inside `input` (undefined when any step is missing). */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let current = input
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null) return undefined
+    if (!Object.prototype.hasOwnProperty.call(current, key)) return undefined
+    current = (current as Record<PropertyKey, unknown>)[key]
+  }
+  return current
+}
+
+/** A JSON value's kind as a client would name it: null and array apart from object. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'NaN'
+  return typeof value
 }
 
 /** The middleware. Parsed values replace `req.params`, `req.query` and `req.body`; every bad part is reported at once. */
@@ -111,7 +139,7 @@ export function validate<S extends InputSchemas>(schemas: S): RequestHandler {
       }
       const result = schema.safeParse(value)
       if (result.success) return result.data
-      issues.push(...(validationError(result.error, where).details!.issues as ValidationIssue[]))
+      issues.push(...(validationError(result.error, where, value).details!.issues as ValidationIssue[]))
       return value
     }
     const params = parse(schemas.params, req.params, 'params')
@@ -195,4 +223,58 @@ function checkEncoded(raw: string, field: string, form: boolean): string {
 export function verifyUtf8Body(_req: unknown, _res: unknown, buf: Buffer, encoding: string): void {
   if (encoding.toLowerCase().replace('-', '') === 'utf8' && !isUtf8(buf))
     throw Object.assign(new Error('request body is not valid UTF-8'), { type: 'encoding.invalid_utf8' })
+}
+
+/**
+ * How deep arrays and objects may nest in a JSON body (or a JSON text in a query string): deep
+ * enough for any request these services take, far short of what recursive code (JSON.stringify,
+ * zod, a logger) can walk before the stack runs out (a 20 KB body nests 10,000 deep).
+ */
+export const MAX_JSON_DEPTH = 64
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`: one pass over the text counting
+ * brackets outside strings, with no recursion and nothing allocated, so it can run before
+ * JSON.parse. Text that is not JSON gets an answer too (JSON.parse refuses it next).
+ */
+export function jsonNestsDeeperThan(text: string | Uint8Array, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0
+  let inString = false
+  const bytes = typeof text === 'string' ? undefined : text
+  const length = text.length
+  for (let i = 0; i < length; i++) {
+    const c = bytes ? bytes[i]! : (text as string).charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}
+
+/**
+ * Throws when JSON text nests deeper than MAX_JSON_DEPTH: body-parser's kind of error (its
+ * `type` `entity.too.deep`, status 400), which every envelope maps to 400 bad_request.
+ */
+export function assertJsonDepth(text: string | Uint8Array, max = MAX_JSON_DEPTH): void {
+  if (jsonNestsDeeperThan(text, max))
+    throw Object.assign(new Error(`JSON nests deeper than ${max} levels of arrays and objects`), {
+      type: 'entity.too.deep',
+      status: 400,
+      limit: max,
+    })
+}
+
+/**
+ * express.json's `verify` for every service: the body is UTF-8 (verifyUtf8Body) and nests no
+ * deeper than MAX_JSON_DEPTH, checked on the bytes before JSON.parse, so nothing recursive ever
+ * sees a deeper value.
+ */
+export function verifyJsonBody(req: unknown, res: unknown, buf: Buffer, encoding: string): void {
+  verifyUtf8Body(req, res, buf, encoding)
+  assertJsonDepth(buf)
 }

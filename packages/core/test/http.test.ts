@@ -141,6 +141,65 @@ describe('createHttpApp', () => {
       expect(Date.now() - started).toBeLessThan(2_000)
     })
 
+    describe('a slow ping is not a dead dependency (issue 48: no flapping under load)', () => {
+      it('when a check passes its deadline while the dependency keeps answering other work, then /readyz stays 200 and reports it slow', async () => {
+        const asked: number[] = []
+        const { app } = buildApp({
+          readinessTimeoutMs: 100,
+          readiness: {
+            database: {
+              check: () => sleep(300),
+              answering: (ms) => {
+                asked.push(ms)
+                return true
+              },
+            },
+          },
+        })
+
+        const res = await request(app).get('/readyz')
+
+        expect(res.status).toBe(200)
+        expect(res.body).toEqual({ status: 'ok', checks: { database: 'slow' } })
+        // Answers must still be coming in the deadline's second half.
+        expect(asked).toEqual([50])
+      })
+
+      it('when a check passes its deadline and the dependency answered nothing else either (frozen), then /readyz is 503 timeout', async () => {
+        const { app } = buildApp({
+          readinessTimeoutMs: 100,
+          readiness: { database: { check: () => new Promise(() => undefined), answering: () => false } },
+        })
+
+        const res = await request(app).get('/readyz')
+
+        expect(res.status).toBe(503)
+        expect(res.body).toEqual({
+          status: 'unavailable',
+          checks: { database: 'timeout' },
+          failing: ['database'],
+        })
+      })
+
+      it('when a check fails outright, then /readyz is 503 however busy the dependency was: only slowness is forgiven', async () => {
+        const { app } = buildApp({
+          readiness: {
+            database: {
+              check: async () => {
+                throw new Error('connect ECONNREFUSED 127.0.0.1:5432')
+              },
+              answering: () => true,
+            },
+          },
+        })
+
+        const res = await request(app).get('/readyz')
+
+        expect(res.status).toBe(503)
+        expect(res.body.checks).toEqual({ database: 'unreachable' })
+      })
+    })
+
     it('when an optional check (Redis, which the service can do without) fails, then /readyz stays 200 and says degraded', async () => {
       const { app } = buildApp({
         readiness: {
@@ -225,8 +284,11 @@ describe('createHttpApp', () => {
             `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
           )
           expect(answer).toMatch(/Content-Type: application\/json; charset=utf-8/)
+          // Issue 48: these carry a request id too, in the envelope and X-Request-Id alike.
+          const id = /\r\nX-Request-Id: ([0-9a-f-]{36})\r\n/.exec(answer)?.[1]
+          expect(id).toEqual(expect.any(String))
           expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
-            error: { code, message: expect.any(String) },
+            error: { code, message: expect.any(String), request_id: id },
           })
         }
       } finally {

@@ -3,7 +3,13 @@ import { z } from 'zod'
 import { ApiError } from '../src/errors.ts'
 import { createHttpApp } from '../src/http.ts'
 import { silentLogger } from '../src/testing.ts'
-import { findMalformedString, parseInput, validate } from '../src/validate.ts'
+import {
+  findMalformedString,
+  jsonNestsDeeperThan,
+  MAX_JSON_DEPTH,
+  parseInput,
+  validate,
+} from '../src/validate.ts'
 
 /** An app with one echo route that takes anything, validated or not: the rule must hold for both. */
 function buildApp() {
@@ -113,5 +119,24 @@ describe('the input rule: no NUL, no lone surrogate, no malformed encoding, anyw
       .send('{"name":"\\u0000"}')
       .expect(400)
     expect(issuesOf(res)[0]!.field).toBe('body.name')
+  })
+})
+
+describe('jsonNestsDeeperThan', () => {
+  it.each([
+    ['[]', 1, false],
+    ['[[]]', 1, true],
+    ['{"a":{"b":[1]}}', 3, false],
+    ['{"a":{"b":[1]}}', 2, true],
+    ['["[[[[", "\\"[[["]', 1, false],
+    ['"\\\\"[[', 1, true],
+  ])('when the text is %s and the limit %d, then deeper is %s', (text, max, deeper) => {
+    expect(jsonNestsDeeperThan(text, max)).toBe(deeper)
+    expect(jsonNestsDeeperThan(Buffer.from(text), max)).toBe(deeper)
+  })
+
+  it('when a 20 KB body nests 10,000 deep, then it is found without recursion, and 64 levels are allowed', () => {
+    expect(jsonNestsDeeperThan('['.repeat(10_000) + ']'.repeat(10_000))).toBe(true)
+    expect(jsonNestsDeeperThan('['.repeat(MAX_JSON_DEPTH) + ']'.repeat(MAX_JSON_DEPTH))).toBe(false)
   })
 })

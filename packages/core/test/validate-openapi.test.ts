@@ -3,7 +3,7 @@ import request from 'supertest'
 import { z } from 'zod'
 import { errorMiddleware } from '../src/errors.ts'
 import { createOpenApiDocument, serveOpenApi } from '../src/openapi.ts'
-import { inputOf, validate } from '../src/validate.ts'
+import { inputOf, parseInput, validate } from '../src/validate.ts'
 
 const ZParams = z.object({ id: z.coerce.number().int().positive() })
 const ZQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(10) })
@@ -49,6 +49,21 @@ describe('validate', () => {
       'unknown field(s): extra',
     )
     expect(res.body.error.message).toMatch(/^params\.id: .+ \(and 3 more\)$/)
+  })
+
+  it('when a field has the wrong JSON type, then its issue names the expected and the received type, not "is required"', async () => {
+    const res = await request(app())
+      .post('/items/1')
+      .send({ name: 5, tags: ['a', null] })
+      .expect(400)
+    expect(res.body.error.details.issues).toEqual([
+      { field: 'body.name', message: 'expected string, received number' },
+      { field: 'body.tags.1', message: 'expected string, received null' },
+    ])
+    expect(() => parseInput(z.object({ amount: z.number() }), { amount: '5' }, 'body')).toThrow(
+      'body.amount: expected number, received string',
+    )
+    expect(() => parseInput(z.object({ amount: z.number() }), {}, 'body')).toThrow('body.amount: is required')
   })
 
   it('when there is no body at all, then the body is reported as required', async () => {

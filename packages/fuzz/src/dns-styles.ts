@@ -12,7 +12,7 @@ import {
 } from 'graphql'
 import { type Auth, type Credentials, type FuzzCase, CREDENTIAL_HEADERS } from './cases.ts'
 import { type Draft, type Mutation, mutation, setHeader } from './draft.ts'
-import { headMutations, short } from './mutations.ts'
+import { deepJsonText, deepMember, headMutations, short } from './mutations.ts'
 import type { OperationSpec } from './openapi.ts'
 import { type Hints, type JsonSchema, validValue, wrongValue } from './schema.ts'
 import { anyJson, nastyString, safeEncode } from './strings.ts'
@@ -107,9 +107,10 @@ export function rpcCases(methods: RpcMethod[], creds: Credentials): fc.Arbitrary
           auth,
         ),
         head: fc.array(headMutations(CREDENTIAL_HEADERS['dns-manager']), { maxLength: 2 }),
+        deep: fc.option(deepMember, { freq: 8 }),
         from: sourceAddress,
       })
-      .map(({ body, prefix: p, headers, head, from }) => {
+      .map(({ body, prefix: p, headers, head, deep, from }) => {
         let draft: Draft = {
           method: 'POST',
           path: `${p}/rpc`,
@@ -117,13 +118,14 @@ export function rpcCases(methods: RpcMethod[], creds: Credentials): fc.Arbitrary
           headers: [...headers, ['Content-Type', 'application/json']],
           body: { json: body.value },
         }
+        if (deep) draft = deep.apply(draft)
         for (const m of head) draft = m.apply(draft)
         const names = body.names.map((n) => mutation(n, (d) => d))
         return {
           service: 'dns-manager' as const,
           operation: 'POST /rpc',
           auth,
-          mutations: [...names, ...head],
+          mutations: [...names, ...(deep ? [deep] : []), ...head],
           draft,
           from,
         }
@@ -319,9 +321,18 @@ export function graphqlCases(schema: GraphQLSchema, creds: Credentials): fc.Arbi
           auth,
         ),
         head: fc.array(headMutations(CREDENTIAL_HEADERS['dns-manager']), { maxLength: 2 }),
+        // Variables nested past core's limit: in the body (POST), or as JSON text in the query (GET;
+        // at most 2,000 deep, 12 kB: the 16 kB header limit would answer first).
+        deep: fc.option(
+          fc.tuple(
+            fc.constantFrom(65, 1000, 2000),
+            fc.constantFrom<'arrays' | 'objects'>('arrays', 'objects'),
+          ),
+          { freq: 8 },
+        ),
         from: sourceAddress,
       })
-      .map(({ doc, docMutations, variables, transport, prefix: p, headers, head, from }) => {
+      .map(({ doc, docMutations, variables, transport, prefix: p, headers, head, deep, from }) => {
         let text = doc.text
         for (const m of docMutations) text = m.edit(text)
         const params: Record<string, unknown> = { query: text }
@@ -345,6 +356,23 @@ export function graphqlCases(schema: GraphQLSchema, creds: Credentials): fc.Arbi
                 body: { json: params },
               }
         if (transport === 'POST') draft = setHeader(draft, 'Content-Type', 'application/json')
+        const deepVariables = deep
+          ? mutation(`variables nested ${deep[0]} deep (${deep[1]})`, (d) => {
+              const text = deepJsonText(deep[0], deep[1])
+              if (d.method === 'GET')
+                // Brackets and braces raw in the query: their percent-encoded form would pass the
+                // header limit long before the depth does.
+                return { ...d, query: [...d.query.filter(([k]) => k !== 'variables'), ['variables', text]] }
+              return {
+                ...d,
+                body: {
+                  raw: Buffer.from(`{"query":${JSON.stringify(params.query)},"variables":{"v":${text}}}`),
+                  note: `variables nested ${deep[0]} deep`,
+                },
+              }
+            })
+          : undefined
+        if (deepVariables) draft = deepVariables.apply(draft)
         for (const m of head) draft = m.apply(draft)
         const names: Mutation[] = [
           mutation(`${transport} ${doc.field}`, (d) => d),
@@ -352,6 +380,7 @@ export function graphqlCases(schema: GraphQLSchema, creds: Credentials): fc.Arbi
           ...(variables !== null
             ? [mutation(`variables ${short(JSON.stringify(variables))}`, (d) => d)]
             : []),
+          ...(deepVariables ? [deepVariables] : []),
           ...head,
         ]
         return {

@@ -388,8 +388,118 @@ export function bodyMutations(schema: JsonSchema | undefined, bodyLimit: number)
       weight: 1,
     },
     { arbitrary: whole, weight: 3 },
+    ...atTheirMaximum(fields).map((arbitrary) => ({ arbitrary, weight: 1 })),
   )
 }
+
+/**
+ * For an array of objects with number fields that have a maximum (key-info's usage events): the
+ * array filled to its maxItems with copies of its first item, every such number at its maximum
+ * and every `id` made unique, so that each copy counts. Sent a few times, totals reach what a
+ * database column holds (a key's usage past BIGINT was a 500).
+ */
+function atTheirMaximum(fields: Field[]): Array<fc.Arbitrary<Mutation>> {
+  return fields
+    .filter((f) => f.schema.type === 'array' && f.schema.maxItems && f.schema.items?.properties)
+    .flatMap((f) => {
+      const items = f.schema.items!
+      const maxima = Object.entries(items.properties ?? {}).filter(
+        ([, s]) => (s.type === 'number' || s.type === 'integer') && s.maximum !== undefined,
+      )
+      if (!maxima.length) return []
+      return [
+        fc.integer({ min: 0, max: 2 ** 30 }).map((salt) =>
+          mutation(`body.${f.path.join('.')}: ${f.schema.maxItems} items, numbers at their maximum`, (d) => {
+            if (!d.body || !('json' in d.body)) return d
+            const first = valueAt(d.body.json, [...f.path, 0])
+            if (first === null || typeof first !== 'object') return d
+            const filled = Array.from({ length: f.schema.maxItems! }, (_, i) => {
+              const item: Record<string, unknown> = { ...(first as Record<string, unknown>) }
+              for (const [name, s] of maxima) item[name] = s.maximum
+              if (typeof item.id === 'string') item.id = `${item.id}-max-${salt}-${i}`
+              return item
+            })
+            return editJson(d, f.path, filled)
+          }),
+        ),
+      ]
+    })
+}
+
+function valueAt(root: unknown, path: Array<string | number>): unknown {
+  let node = root
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined
+    node = (node as Record<string | number, unknown>)[key]
+  }
+  return node
+}
+
+/**
+ * JSON nested `depth` deep, as text: never built as a value here, since JSON.stringify of one
+ * would exhaust this process's stack as it once did the services'.
+ */
+export function deepJsonText(depth: number, kind: 'arrays' | 'objects'): string {
+  return kind === 'arrays'
+    ? '['.repeat(depth) + ']'.repeat(depth)
+    : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)
+}
+
+/**
+ * A body that stays what it was, with one more member holding deeply nested JSON (in a batch's
+ * first call): the depth alone is what the service must refuse, and before anything recursive
+ * sees it. Depths around core's limit (64) and far past it.
+ */
+export const deepMember: fc.Arbitrary<Mutation> = fc
+  .tuple(
+    fc.constantFrom(64, 65, 1000, 5000, 10_000),
+    fc.constantFrom<'arrays' | 'objects'>('arrays', 'objects'),
+  )
+  .map(([depth, kind]) =>
+    mutation(`body: a member nested ${depth} deep (${kind})`, (d) => ({
+      ...d,
+      body: {
+        raw: Buffer.from(withMember(bodyText(d), `"deep":${deepJsonText(depth, kind)}`)),
+        note: `a member nested ${depth} deep`,
+      },
+    })),
+  )
+
+function bodyText(d: Draft): string {
+  if (!d.body) return '{}'
+  return 'raw' in d.body ? d.body.raw.toString('utf8') : (JSON.stringify(d.body.json) ?? '{}')
+}
+
+function withMember(json: string, member: string): string {
+  const text = json.trimStart()
+  if (text.startsWith('[') && text.slice(1).trimStart().startsWith('{'))
+    return `[${withMember(text.slice(1), member)}`
+  if (!text.startsWith('{')) return `{${member},"body":${text || 'null'}}`
+  const rest = text.slice(1).trimStart()
+  return `{${member}${rest.startsWith('}') ? '' : ','}${rest}`
+}
+
+/** The first number of a body replaced by numeric text JSON.parse reads as ±Infinity, 0 or a rounded value. */
+const numericText: fc.Arbitrary<Mutation> = fc
+  .constantFrom(
+    '1e999',
+    '-1e999',
+    '1e-999',
+    '-0.0',
+    '123456789012345678901234567890',
+    '9223372036854775808',
+    '0.0000001e7',
+  )
+  .map((n) =>
+    mutation(`body: first number as ${n}`, (d) => {
+      const text = bodyText(d)
+      const replaced = text.replace(/:\s*-?\d+(\.\d+)?([eE][+-]?\d+)?/, `:${n}`)
+      return {
+        ...d,
+        body: { raw: Buffer.from(replaced === text ? `{"a":${n}}` : replaced), note: `number ${n}` },
+      }
+    }),
+  )
 
 const REMOVE = Symbol('remove')
 
@@ -422,6 +532,8 @@ function wholeBodyMutations(bodyLimit: number): fc.Arbitrary<Mutation> {
         : Buffer.from(JSON.stringify(d.body.json) ?? '{}')
       : Buffer.from('{}')
   return fc.oneof(
+    deepMember,
+    numericText,
     anyJson.map((v) => mutation(`body = ${short(JSON.stringify(v))}`, (d) => ({ ...d, body: { json: v } }))),
     fc.constant(mutation('no body', (d) => ({ ...(({ body: _b, ...rest }) => rest)(d) }))),
     fc.constantFrom(

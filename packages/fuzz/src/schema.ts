@@ -142,11 +142,18 @@ export function wrongValue(schema: JsonSchema | undefined): fc.Arbitrary<unknown
         2 ** 53,
         -(2 ** 63),
         Number.MAX_SAFE_INTEGER + 2,
+        Number.MAX_VALUE,
+        Number.MIN_VALUE,
+        -0,
+        1e21,
+        1e-7,
         true,
         null,
       ),
     )
-    if (schema?.maximum !== undefined) others.push(fc.constant(schema.maximum + 1))
+    // The largest value the field takes is valid, and sums of it must still fit (a ledger's total).
+    if (schema?.maximum !== undefined)
+      others.push(fc.constant(schema.maximum), fc.constant(schema.maximum + 1))
     if (schema?.minimum !== undefined) others.push(fc.constant(schema.minimum - 1))
   }
   if (type === 'array') others.push(fc.constant({}), fc.constant('[]'), fc.array(anyJson, { maxLength: 3 }))

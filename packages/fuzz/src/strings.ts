@@ -56,7 +56,21 @@ export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   nastyString,
   fc.integer(),
   fc.double(),
-  fc.constantFrom(Number.MAX_SAFE_INTEGER + 2, -0, 1e300, 2 ** 31, 2 ** 63),
+  fc.constantFrom(
+    Number.MAX_SAFE_INTEGER + 2,
+    -0,
+    1e300,
+    2 ** 31,
+    2 ** 63,
+    // Numeric extremes: the largest and smallest doubles, past every integer column, 1e21 (the
+    // first number JSON.stringify writes with an exponent).
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    -(2 ** 63) - 4096,
+    2 ** 64,
+    1e21,
+  ),
   fc.boolean(),
   fc.constant(null),
   fc.array(fc.oneof(fc.integer(), nastyString), { maxLength: 4 }),

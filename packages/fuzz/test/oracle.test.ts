@@ -88,14 +88,15 @@ describe('the oracle', () => {
     expect(stylesOf('dns-manager', 'GET', '/GRAPHQL?x')).toEqual(['graphql'])
     expect(stylesOf('dns-manager', 'POST', 'http://evil.example/rpc')).toEqual(['rpc'])
     expect(stylesOf('dns-manager', 'GET', '/rest/quota')).toEqual(['rest'])
+    // A parser's answer has a request id (issue 48) but none of the pipeline's security headers.
     const parserAnswer = answer(431, {
       success: false,
       error: { code: 'header_fields_too_large', message: 'x' },
+      request_id: 'r',
     })
-    delete (parserAnswer as { response: { headers: Record<string, string> } }).response.headers[
-      'x-request-id'
-    ]
     expect(acceptedStyles('dns-manager', 'GET', '/graphql', parserAnswer)).toEqual(['graphql', 'rest'])
+    const routeAnswer = answer(400, { errors: [] }, { 'x-content-type-options': 'nosniff' })
+    expect(acceptedStyles('dns-manager', 'GET', '/graphql', routeAnswer)).toEqual(['graphql'])
   })
 })
 

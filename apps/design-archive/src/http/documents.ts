@@ -1,5 +1,6 @@
 import type { OperationDoc } from '@quartet/core/openapi'
 import { ApiError } from '@quartet/core/errors'
+import { answerBeforeExpress } from '@quartet/core/http'
 import { parseInput } from '@quartet/core/validate'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Express, Request } from 'express'
@@ -7,7 +8,13 @@ import { z } from 'zod'
 import '../domain/errors.ts'
 import { BASE_PATH, DOCUMENT_NAMES, isDocumentName, RELEASE_VERSION_PATTERN } from '../domain/documents.ts'
 import type { ReleaseCache, ServedDocument, ServedRelease } from '../domain/release-cache.ts'
-import { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from './negotiation.ts'
+import {
+  ifMatchMatches,
+  ifNoneMatchMatches,
+  modifiedSince,
+  negotiateEncoding,
+  notModifiedSince,
+} from './negotiation.ts'
 
 // --- contract -------------------------------------------------------------------------------
 
@@ -47,7 +54,7 @@ export const documentOperations: OperationDoc[] = [
     operationId: 'getDocument',
     summary: 'One of the nine design documents of the active release (or of ?version=)',
     description:
-      'Served from memory, raw or pre-compressed (br preferred over gzip; Accept-Encoding). Conditional with If-None-Match (304) and If-Modified-Since. HEAD and CORS preflight (OPTIONS) are answered too; other methods get 405 with Allow.',
+      'Served from memory, raw or pre-compressed (br preferred over gzip; Accept-Encoding). Conditional per RFC 9110 §13.2.2: If-Match (strong) and If-Unmodified-Since (412), then If-None-Match (304) and If-Modified-Since. HEAD and CORS preflight (OPTIONS) are answered too; other methods get 405 with Allow.',
     tags: ['documents'],
     request: { params: ZDocumentParams, query: ZDocumentQuery },
     responses: {
@@ -67,6 +74,10 @@ export const documentOperations: OperationDoc[] = [
         schema: ZErrorEnvelope,
       },
       405: { description: 'method not allowed; see Allow', schema: ZErrorEnvelope },
+      412: {
+        description: 'If-Match or If-Unmodified-Since does not hold for the document',
+        schema: ZErrorEnvelope,
+      },
       503: { description: 'no release loaded yet', schema: ZErrorEnvelope },
     },
   },
@@ -140,6 +151,22 @@ function setCors(res: ServerResponse): void {
   for (const [name, value] of CORS_HEADERS) res.setHeader(name, value)
 }
 
+const API_PREFIX = BASE_PATH.slice(0, BASE_PATH.indexOf('/', 1) + 1).toLowerCase() // `/design-api/`
+
+/**
+ * Every answer under `/design-api/`, errors included (404, 405, 412, and the 400s core's input
+ * rule gives before any route runs), carries the CORS headers of the 200s: without them a page
+ * on another origin sees a CORS failure instead of the 404. Installed in front of express, so
+ * core's own refusals get them too, and behind the fast path, which sets its own.
+ */
+export function installCorsOnApiAnswers(app: Express): void {
+  answerBeforeExpress(app, (req, res) => {
+    const url = req.url
+    if (url !== undefined && url.slice(0, API_PREFIX.length).toLowerCase() === API_PREFIX) setCors(res)
+    return false
+  })
+}
+
 /**
  * What a 304 leaves out of what its 200 would carry. RFC 9110 §15.4.5: a 304 carries ETag,
  * Cache-Control and Vary as the 200 would, and a sender SHOULD NOT generate other representation
@@ -169,6 +196,42 @@ export function entityHeaders(
   ]
 }
 
+/**
+ * Whether a request carries a precondition that can fail (If-Match, If-Unmodified-Since): the
+ * fast path leaves those to express, so its common request costs two header lookups more.
+ */
+export function hasFailablePrecondition(req: IncomingMessage): boolean {
+  const h = req.headers
+  return h['if-match'] !== undefined || h['if-unmodified-since'] !== undefined
+}
+
+/**
+ * Throws 412 precondition_failed when If-Match, or without it If-Unmodified-Since, does not hold
+ * for the document (RFC 9110 §13.2.2, steps 1 and 2, which come before If-None-Match and
+ * If-Modified-Since). nginx answers these the same way.
+ */
+export function assertPreconditions(
+  req: IncomingMessage,
+  release: ServedRelease,
+  document: ServedDocument,
+): void {
+  const ifMatch = req.headers['if-match']
+  if (ifMatch !== undefined) {
+    if (!ifMatchMatches(ifMatch, document.etag))
+      throw new ApiError(
+        'precondition_failed',
+        `If-Match does not match the document's ETag ${document.etag}`,
+      )
+    return
+  }
+  const ifUnmodifiedSince = req.headers['if-unmodified-since']
+  if (ifUnmodifiedSince !== undefined && modifiedSince(ifUnmodifiedSince, release.lastModifiedSeconds))
+    throw new ApiError(
+      'precondition_failed',
+      `the document was modified after If-Unmodified-Since (Last-Modified: ${release.lastModified})`,
+    )
+}
+
 /** The condition of a GET/HEAD: If-None-Match decides when present, else If-Modified-Since. */
 export function isNotModified(
   req: IncomingMessage,
@@ -186,7 +249,10 @@ export function sendPreflight(res: ServerResponse): void {
   setDocumentSecurityHeaders(res)
   setCors(res)
   res.setHeader('Access-Control-Allow-Methods', ALLOW)
-  res.setHeader('Access-Control-Allow-Headers', 'If-None-Match, If-Modified-Since, Cache-Control')
+  res.setHeader(
+    'Access-Control-Allow-Headers',
+    'If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, Cache-Control',
+  )
   res.setHeader('Access-Control-Max-Age', '86400')
   res.setHeader('Allow', ALLOW)
   res.setHeader('Vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers')
@@ -262,6 +328,7 @@ export function registerDocumentRoutes(app: Express, options: DocumentRoutesOpti
     const document = release.documents.get(name)
     if (!document) throw new ApiError('not_found', `release ${release.version} has no ${name}`)
 
+    assertPreconditions(req, release, document)
     sendDocument(req, res, release, document, query.version !== undefined ? IMMUTABLE : options.cacheControl)
   })
 }

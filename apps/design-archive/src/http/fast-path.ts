@@ -10,6 +10,7 @@ import {
   CORS_HEADERS,
   DOCUMENT_SECURITY_HEADERS,
   entityHeaders,
+  hasFailablePrecondition,
   isNotModified,
   NOT_IN_304,
   sendPreflight,
@@ -48,6 +49,8 @@ export function installDocumentFastPath(
       return false
     const name = url.slice(prefix.length)
     if (!isDocumentName(name)) return false // also rejects any query string
+    // A precondition that can fail (412) is rare: express decides it, in the envelope.
+    if (method !== 'OPTIONS' && hasFailablePrecondition(req)) return false
     const release = options.cache.current()
     const document = release?.documents.get(name)
     if (!release || !document) return false

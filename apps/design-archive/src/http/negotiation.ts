@@ -65,3 +65,25 @@ export function notModifiedSince(header: string, lastModifiedSeconds: number): b
   if (Number.isNaN(since)) return false
   return lastModifiedSeconds <= Math.floor(since / 1000)
 }
+
+/**
+ * If-Match uses the strong comparison (RFC 9110 §13.1.1): `*` matches any current
+ * representation, a listed tag matches only when neither it nor ours is weak and they are equal.
+ */
+export function ifMatchMatches(header: string, etag: string): boolean {
+  const trimmed = header.trim()
+  if (trimmed === '*') return true
+  if (etag.startsWith('W/')) return false
+  for (const candidate of trimmed.split(',')) if (candidate.trim() === etag) return true
+  return false
+}
+
+/**
+ * True when the entity changed after the If-Unmodified-Since date (whole seconds): the
+ * precondition fails. A date that does not parse is ignored (RFC 9110 §13.1.4), so it holds.
+ */
+export function modifiedSince(header: string, lastModifiedSeconds: number): boolean {
+  const since = Date.parse(header)
+  if (Number.isNaN(since)) return false
+  return lastModifiedSeconds > Math.floor(since / 1000)
+}

@@ -167,6 +167,96 @@ describe('conditional requests', () => {
       .expect(200)
   })
 
+  describe('preconditions that can fail (RFC 9110 §13.1.1, §13.1.4), as nginx answers them', () => {
+    const errorOf = (res: { body: unknown; text?: string }) => (res.body as { error: { code: string } }).error
+
+    it('when If-Match names no current ETag, then 412 precondition_failed in the envelope, with the CORS headers', async () => {
+      const etag = await etagOf('terms.json')
+      for (const header of ['"nope"', `W/${etag}`, `"nope", W/${etag}`]) {
+        const res = await request(app).get(path('terms.json')).set('If-Match', header)
+        expect(res.status).toBe(412)
+        expect(res.body).toEqual({
+          error: { code: 'precondition_failed', message: expect.any(String), request_id: expect.any(String) },
+        })
+        expect(res.headers['access-control-allow-origin']).toBe('*')
+        expect(res.headers['access-control-expose-headers']).toBe('ETag, X-Request-Id')
+      }
+      // HEAD: the same status, no body.
+      const head = await rawRequest(server.url, 'HEAD', path('terms.json'), { 'If-Match': '"nope"' })
+      expect(head.status).toBe(412)
+      expect(head.body.length).toBe(0)
+    })
+
+    it('when If-Match is *, the current strong ETag, or a list holding it, then the document as usual', async () => {
+      const etag = await etagOf('terms.json')
+      for (const header of ['*', etag, `"nope", ${etag}`]) {
+        const res = await rawRequest(server.url, 'GET', path('terms.json'), { 'If-Match': header })
+        expect(res.status).toBe(200)
+        expect(res.headers['etag']).toBe(etag)
+        expect(res.body.length).toBeGreaterThan(0)
+      }
+    })
+
+    it('when If-Unmodified-Since is before publication, then 412; at or after it, or not a date, then 200', async () => {
+      const res = await request(app)
+        .get(path('styles.json'))
+        .set('If-Unmodified-Since', 'Fri, 20 Nov 2026 08:30:14 GMT')
+      expect(res.status).toBe(412)
+      expect(errorOf(res).code).toBe('precondition_failed')
+      for (const date of ['Fri, 20 Nov 2026 08:30:15 GMT', 'Sat, 21 Nov 2026 00:00:00 GMT', 'not a date'])
+        await request(app).get(path('styles.json')).set('If-Unmodified-Since', date).expect(200)
+    })
+
+    it('when a release is named with ?version=, then the same rules hold', async () => {
+      await request(app)
+        .get(`${path('blocks.json')}?version=${VERSION}`)
+        .set('If-Match', '"nope"')
+        .expect(412)
+      await request(app)
+        .get(`${path('blocks.json')}?version=${VERSION}`)
+        .set('If-Match', '*')
+        .expect(200)
+    })
+
+    it.each([
+      [
+        'If-Match holds, so If-Unmodified-Since is not evaluated',
+        { 'If-Match': '*', 'If-Unmodified-Since': 'Fri, 20 Nov 2026 08:30:14 GMT' },
+        200,
+      ],
+      [
+        'If-Match fails before If-None-Match is looked at',
+        { 'If-Match': '"nope"', 'If-None-Match': '*' },
+        412,
+      ],
+      [
+        'If-Unmodified-Since fails before If-Modified-Since is looked at',
+        {
+          'If-Unmodified-Since': 'Fri, 20 Nov 2026 08:30:14 GMT',
+          'If-Modified-Since': 'Sat, 21 Nov 2026 00:00:00 GMT',
+        },
+        412,
+      ],
+      ['If-Match holds, then If-None-Match matches', { 'If-Match': '*', 'If-None-Match': '*' }, 304],
+      [
+        'If-Unmodified-Since holds, then If-Modified-Since says unchanged',
+        {
+          'If-Unmodified-Since': 'Sat, 21 Nov 2026 00:00:00 GMT',
+          'If-Modified-Since': 'Sat, 21 Nov 2026 00:00:00 GMT',
+        },
+        304,
+      ],
+      [
+        'If-None-Match is present, so If-Modified-Since is not evaluated',
+        { 'If-Match': '*', 'If-None-Match': '"other"', 'If-Modified-Since': 'Sat, 21 Nov 2026 00:00:00 GMT' },
+        200,
+      ],
+    ])('precedence (§13.2.2): when %s, then %d', async (_name, headers, status) => {
+      const res = await rawRequest(server.url, 'GET', path('catalog.json'), headers)
+      expect(res.status).toBe(status)
+    })
+  })
+
   it('when If-Modified-Since is at or after publication, then 304; before it, then 200', async () => {
     await request(app)
       .get(path('styles.json'))
@@ -250,6 +340,9 @@ describe('CORS preflight, methods and unknown documents', () => {
       const res = await rawRequest(server.url, method, path('manifest.json'))
       expect(res.status).toBe(405)
       expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS')
+      // The 200's CORS headers: a page on another origin reads the 405, not a CORS failure.
+      expect(res.headers['access-control-allow-origin']).toBe('*')
+      expect(res.headers['access-control-expose-headers']).toBe('ETag, X-Request-Id')
       expect(JSON.parse(res.body.toString())).toEqual({
         error: {
           code: 'method_not_allowed',
@@ -287,6 +380,7 @@ describe('CORS preflight, methods and unknown documents', () => {
     expect(res.status).toBe(404)
     const body = JSON.parse(res.body.toString()) as { error: { code: string; message: string } }
     expect(body.error.code).toBe('not_found')
+    expect(res.headers['access-control-allow-origin']).toBe('*')
     expect(body.error.message).toEqual(expect.any(String))
   })
 
@@ -295,6 +389,7 @@ describe('CORS preflight, methods and unknown documents', () => {
     async (rawPath) => {
       const res = await rawRequest(server.url, 'GET', rawPath)
       expect(res.status).toBe(400)
+      expect(res.headers['access-control-allow-origin']).toBe('*')
       const body = JSON.parse(res.body.toString()) as { error: { code: string; message: string } }
       expect(body.error.code).toBe('bad_request')
       expect(body.error.message).toMatch(/^path: /)

@@ -1,7 +1,7 @@
 import { ApiError, type ErrorCode, errorAnswer, renderGraphQLError, statusOf } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { RateLimitDecision } from '@quartet/core/rate-limit'
-import { parseInput } from '@quartet/core/validate'
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH, parseInput } from '@quartet/core/validate'
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express'
 import { HotAnswer, type HeaderSink, type HotRoute } from '@quartet/core/http'
 import { requestIp } from '@quartet/core/log'
@@ -768,6 +768,12 @@ function requestParams(req: Request): TGraphQLParams {
     const value = raw[name]
     if (value === '') delete raw[name]
     if (typeof value !== 'string' || value === '') continue
+    if (jsonNestsDeeperThan(value))
+      throw new ApiError(
+        'bad_request',
+        `${name}: nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
+        { field: name, max_depth: MAX_JSON_DEPTH },
+      )
     try {
       raw[name] = JSON.parse(value)
     } catch {

@@ -411,6 +411,22 @@ export function rpcBodyErrorAnswer(err: unknown, req: { id?: unknown; log?: Logg
       headers: {},
       body: protocolError(RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'),
     }
+  // Nested deeper than core's MAX_JSON_DEPTH (checked on the text, before parsing): JSON, but no
+  // request this server takes, so -32600 invalid request like a batch over RPC_MAX_BATCH, with
+  // the HTTP status every protocol error gets.
+  if ((err as { type?: unknown }).type === 'entity.too.deep') {
+    const maxDepth = (err as { limit?: unknown }).limit
+    return {
+      status: 200,
+      headers: {},
+      body: protocolError(
+        RPC_INVALID_REQUEST,
+        `invalid request: the body nests deeper than ${String(maxDepth)} levels of arrays and objects`,
+        null,
+        { details: { max_depth: maxDepth } },
+      ),
+    }
+  }
   const { error } = errorAnswer('rest', err, req)
   return {
     // A body read as JSON whose strings core's input rule refuses (a NUL) is a request like any

@@ -10,6 +10,8 @@ export const keyInfoErrorStatus = defineErrorCodes({
   key_not_found: 404,
   workspace_not_found: 404,
   external_api_key_in_use: 409,
+  /** A usage batch would take a key's all-time total past MAX_KEY_TOTAL_USD (money.ts). */
+  key_total_limit_exceeded: 422,
 } as const)
 
 declare module '@quartet/core/errors' {

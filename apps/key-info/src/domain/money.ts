@@ -4,8 +4,16 @@
  */
 export const MICROS_PER_USD = 1_000_000
 
-/** The largest single amount (or limit) accepted, in USD: keeps every total far inside 2^63 µUSD. */
+/** The largest single amount (or limit) accepted, in USD. */
 export const MAX_AMOUNT_USD = 1_000_000_000
+
+/**
+ * The most a key's all-time usage (and, apart, its BYOK usage) may reach, in USD: 10^18 µUSD,
+ * inside Postgres' BIGINT (2^63 − 1 ≈ 9.2 × 10^18) with room to spare, and so every daily,
+ * weekly and monthly sum below it. A batch that would pass it is refused whole.
+ */
+export const MAX_KEY_TOTAL_USD = 1_000_000_000_000
+export const MAX_KEY_TOTAL_MICROS = BigInt(MAX_KEY_TOTAL_USD) * BigInt(MICROS_PER_USD)
 
 /**
  * USD → µUSD, or null when `usd` is not a finite number ≥ 0 with at most 6 decimal places

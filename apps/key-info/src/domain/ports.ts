@@ -140,7 +140,8 @@ export interface UsageStore {
    * In one transaction: locks the workspace's keys named by the events (in hash order, so
    * concurrent batches cannot deadlock), inserts the events whose id is new, and adds exactly
    * those to the daily rollups and the all-time totals. Returns an outcome per event id and
-   * the free-model totals of every (key, day) it touched.
+   * the free-model totals of every (key, day) it touched. Throws keyTotalRefusal's error (and
+   * keeps nothing of the batch) when a key's total would pass MAX_KEY_TOTAL_USD.
    */
   record(
     workspaceId: string,

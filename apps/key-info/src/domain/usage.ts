@@ -1,4 +1,7 @@
 import type { Clock } from '@quartet/core/clock'
+import { ApiError } from '@quartet/core/errors'
+import './errors.ts'
+import { MAX_KEY_TOTAL_MICROS, MAX_KEY_TOTAL_USD, microsToUsd } from './money.ts'
 import type { FreeModelCounter, StoredUsageEvent, UsageEventInput, UsageStore } from './ports.ts'
 import { msUntilEndOfDay } from './windows.ts'
 
@@ -25,6 +28,26 @@ export interface NewUsageEvent {
   byok: boolean
   freeModel: boolean
   occurredAt: Date | null
+}
+
+/**
+ * The refusal of a batch that would take a key's all-time usage (or BYOK usage) past
+ * MAX_KEY_TOTAL_USD, or undefined when `total` (what the key would hold after the batch) fits.
+ * The store asks it while it holds the key's lock, and throws it, so nothing of the batch is kept.
+ */
+export function keyTotalRefusal(
+  keyHash: string,
+  which: 'usage' | 'byok_usage',
+  before: bigint,
+  total: bigint,
+): ApiError | undefined {
+  if (total <= MAX_KEY_TOTAL_MICROS) return undefined
+  return new ApiError(
+    'key_total_limit_exceeded',
+    `this batch would take the ${which} of key ${keyHash} past its all-time limit of ${MAX_KEY_TOTAL_USD} USD ` +
+      `(it stands at ${microsToUsd(before)} USD); nothing was recorded`,
+    { key_hash: keyHash, field: which, limit: MAX_KEY_TOTAL_USD, current: microsToUsd(before) },
+  )
 }
 
 /**

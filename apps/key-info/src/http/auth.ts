@@ -14,11 +14,24 @@ import type { KeyRow } from '../domain/ports.ts'
 
 /** Bearer key → its SHA-256 hash (how keys are stored and named): 401 when there is none. */
 export function bearerHash(req: IncomingMessage): string {
+  // Node keeps only the first of several Authorization lines in req.headers: a request with a
+  // valid key and another credential would pass on the first. Which one the client meant is
+  // anyone's guess (a proxy may have added one), so more than one line is refused.
+  if (authorizationLines(req.rawHeaders) > 1)
+    throw new ApiError('bad_request', 'send exactly one Authorization header, not several')
   const bearer = parseBearer(req.headers.authorization)
   if (bearer.kind === 'missing') throw new ApiError('missing_authentication', 'Missing Authentication header')
   if (bearer.kind === 'wrong_scheme')
     throw new ApiError('invalid_api_key', 'Authorization header must use the Bearer scheme')
   return hashToken(bearer.token)
+}
+
+/** How many header lines name Authorization (rawHeaders alternates names and values). */
+function authorizationLines(raw: readonly string[]): number {
+  let count = 0
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++
+  return count
 }
 
 /** The per-key rate limit's answer: its headers on every response, and the 429 when refused. */

@@ -111,6 +111,11 @@ export const usageOperations: OperationDoc[] = [
       401: { description: 'missing, unknown, disabled or expired key', schema: ZError },
       403: { description: 'not a management key', schema: ZError },
       413: { description: 'body over BODY_LIMIT', schema: ZError },
+      422: {
+        description:
+          "the batch would take a key's all-time usage past 1 000 000 000 000 USD (nothing written)",
+        schema: ZError,
+      },
       429: { description: 'per-key rate limit', schema: ZError, headers: { 'Retry-After': 'seconds' } },
     },
   },

@@ -1,4 +1,5 @@
 import type { FreeModelTotal, StoreOutcome, UsageEventInput, UsageStore } from '../domain/ports.ts'
+import { keyTotalRefusal } from '../domain/usage.ts'
 import { utcDay } from '../domain/windows.ts'
 import type pg from 'pg'
 import { type Db, rawOf } from './db.ts'
@@ -23,10 +24,18 @@ export function createUsageRepository(db: Db): UsageStore {
     async record(workspaceId, events) {
       const hashes = [...new Set(events.map((e) => e.keyHash))].sort()
       return inTransaction(pool, schema, async (tx) => {
-        const { rows: owned } = await tx.query<{ hash: string }>(
-          `SELECT hash FROM api_key WHERE workspace_id = $1::uuid AND hash = ANY($2::text[])
+        const { rows: owned } = await tx.query<{
+          hash: string
+          usage_micros: string
+          byok_usage_micros: string
+        }>(
+          `SELECT hash, usage_micros, byok_usage_micros FROM api_key
+             WHERE workspace_id = $1::uuid AND hash = ANY($2::text[])
              ORDER BY hash FOR UPDATE`,
           [workspaceId, hashes],
+        )
+        const before = new Map(
+          owned.map((r) => [r.hash, { usage: BigInt(r.usage_micros), byok: BigInt(r.byok_usage_micros) }]),
         )
         const known = new Set(owned.map((r) => r.hash))
         const outcomes = new Map<string, StoreOutcome>()
@@ -107,6 +116,15 @@ export function createUsageRepository(db: Db): UsageStore {
           totals.set(e.keyHash, total)
         }
         if (daily.size === 0) return { outcomes, freeModelTotals: [] }
+        // Under the keys' locks: no batch in parallel can add to them before this one commits or
+        // rolls back, so the limit holds exactly. Thrown, the refusal rolls the inserts back too.
+        for (const [hash, added] of totals) {
+          const was = before.get(hash)!
+          const refusal =
+            keyTotalRefusal(hash, 'usage', was.usage, was.usage + added.usage) ??
+            keyTotalRefusal(hash, 'byok_usage', was.byok, was.byok + added.byok)
+          if (refusal) throw refusal
+        }
 
         const slots = [...daily.values()].sort((a, b) =>
           a.keyHash === b.keyHash ? a.day.localeCompare(b.day) : a.keyHash.localeCompare(b.keyHash),

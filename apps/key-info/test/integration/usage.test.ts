@@ -238,6 +238,122 @@ describe('POST /api/v1/usage', () => {
       expect(res.body).toEqual({ error: { code: 400, message: 'request body is not valid JSON' } })
       expect(await eventCount(admin.workspaceId)).toBe(0)
     })
+
+    it('when an amount is a string, then the message names the type expected and the type received', async () => {
+      const { admin, a } = await workspace()
+      const res = await request(buildApp(deps))
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .send({ events: [{ id: 's', key_hash: a.hash, amount: '5' }] })
+        .expect(400)
+      expect(res.body.error.message).toBe('body.events.0.amount: expected number, received string')
+    })
+
+    it('when an amount is past 1 000 000 000 USD, then 400 naming that limit', async () => {
+      const { admin, a } = await workspace()
+      const res = await request(buildApp(deps))
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .send({ events: [{ id: 'huge', key_hash: a.hash, amount: 1e300 }] })
+        .expect(400)
+      expect(res.body.error.message).toMatch(/^body\.events\.0\.amount: must be at most 1000000000\b/)
+      expect(await eventCount(admin.workspaceId)).toBe(0)
+    })
+
+    it('when the body nests 10,000 deep, then 400 naming the nesting limit and nothing is written', async () => {
+      const { admin } = await workspace()
+      const res = await request(buildApp(deps))
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .set('Content-Type', 'application/json')
+        .send('{"events":' + '['.repeat(10_000) + ']'.repeat(10_000) + '}')
+        .expect(400)
+      expect(res.body).toEqual({
+        error: { code: 400, message: 'request body nests deeper than 64 levels of arrays and objects' },
+      })
+      expect(await eventCount(admin.workspaceId)).toBe(0)
+    })
+  })
+
+  describe("a key's all-time total is bounded (1 000 000 000 000 USD, inside Postgres BIGINT µUSD)", () => {
+    const LIMIT_MICROS = 1_000_000_000_000n * 1_000_000n
+    const fill = (hash: string, prefix: string, last = 1e9) => ({
+      events: Array.from({ length: 1000 }, (_, i) => ({
+        id: `${prefix}-${i}`,
+        key_hash: hash,
+        amount: i === 999 ? last : 1e9,
+      })),
+    })
+
+    it('when batches of 1000 × 1e9 USD reach the limit, then the next is 422 naming the limit, not a 500, and nothing of it is kept', async () => {
+      const { admin, a } = await workspace()
+      const app = buildApp(deps)
+      await request(app).post('/api/v1/usage').set(bearer(admin.key)).send(fill(a.hash, 'f1')).expect(200)
+      expect(await totals(a.hash)).toEqual({ usage: LIMIT_MICROS, byok: 0n })
+
+      const res = await request(app)
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .send({ events: [{ id: 'one-more', key_hash: a.hash, amount: 0.000001 }] })
+      expect(res.status).toBe(422)
+      expect(res.body).toEqual({
+        error: { code: 422, message: expect.stringContaining('all-time limit of 1000000000000 USD') },
+      })
+      expect(res.body.error.message).toContain(a.hash)
+      expect(await totals(a.hash)).toEqual({ usage: LIMIT_MICROS, byok: 0n })
+      expect(await eventCount(admin.workspaceId)).toBe(1000)
+      const rec = (await request(app).get('/api/v1/key').set(bearer(a.key)).expect(200)).body.data
+      expect(rec.usage).toBe(1e12)
+    })
+
+    it('when one key of a batch would pass the limit, then the whole batch is refused: the other key gets nothing either', async () => {
+      const { admin, a, b } = await workspace()
+      const app = buildApp(deps)
+      await request(app).post('/api/v1/usage').set(bearer(admin.key)).send(fill(b.hash, 'fb')).expect(200)
+
+      await request(app)
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .send({
+          events: [
+            { id: 'small', key_hash: a.hash, amount: 2 },
+            { id: 'over', key_hash: b.hash, amount: 1, byok: false },
+          ],
+        })
+        .expect(422)
+      expect(await totals(a.hash)).toEqual({ usage: 0n, byok: 0n })
+      expect(await totals(b.hash)).toEqual({ usage: LIMIT_MICROS, byok: 0n })
+      expect(await eventCount(admin.workspaceId)).toBe(1000)
+      // BYOK usage is its own total: a key at its usage limit still records BYOK spend.
+      await request(app)
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .send({ events: [{ id: 'byok', key_hash: b.hash, amount: 1, byok: true }] })
+        .expect(200)
+    })
+
+    it('when parallel batches race for the last 3 USD below the limit, then exactly 3 are recorded and the total ends at the limit', async () => {
+      const { admin, a } = await workspace()
+      const app = buildApp(deps)
+      await request(app)
+        .post('/api/v1/usage')
+        .set(bearer(admin.key))
+        .send(fill(a.hash, 'f3', 1e9 - 3))
+        .expect(200)
+
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          request(app)
+            .post('/api/v1/usage')
+            .set(bearer(admin.key))
+            .send({ events: [{ id: `race-${i}`, key_hash: a.hash, amount: 1 }] }),
+        ),
+      )
+      const statuses = answers.map((r) => r.status).sort()
+      expect(statuses).toEqual([200, 200, 200, 422, 422, 422, 422, 422])
+      expect(await totals(a.hash)).toEqual({ usage: LIMIT_MICROS, byok: 0n })
+      expect(await eventCount(admin.workspaceId)).toBe(1003)
+    })
   })
 })
 
