@@ -66,9 +66,14 @@ export interface ShareRequest {
     type: string
     pathname: string
     store: StoreKind
-    /** The proof its upload permission returned: only the uploader holds it. */
-    proof: string
+    /**
+     * The proof its upload permission returned: only the uploader holds it. Without it (a client
+     * that sends seed 002's five fields), the file is taken only from the address it was issued to.
+     */
+    proof?: string | undefined
   }>
+  /** The client asking, as the limits count it: matched against an upload's when no proof comes. */
+  clientKey: string
   expireDays?: number | undefined
   maxDownloads?: number | null | undefined
   limitSize?: boolean | undefined
@@ -321,14 +326,18 @@ export class ShareService {
     for (const [i, { proof, ...f }] of req.files.entries()) {
       const issued = await this.d.shares.issuedByPathname(f.store, f.pathname)
       const driver = issued ? await this.d.instances.driver(issued.storeInstance) : undefined
-      // Only the uploader holds the proof. An unknown pathname and a wrong proof get the same
-      // answer (the proof is checked either way), so a stranger learns nothing about the pathname.
-      const proved = this.d.tokens.proves(issued?.storeInstance ?? '', f.pathname, proof)
+      // Only the uploader holds the proof; a client that sends none must be asking from the
+      // address the upload was issued to. An unknown pathname, a wrong proof and another address
+      // get the same answer (the proof is checked either way), so a stranger learns nothing.
+      const proved =
+        proof === undefined
+          ? issued?.clientKey != null && issued.clientKey === req.clientKey
+          : this.d.tokens.proves(issued?.storeInstance ?? '', f.pathname, proof)
       if (!issued || !driver || !proved) {
         if (!this.d.storage.defaultFor(f.store)) this.driverFor(f.store)
         throw new ApiError(
           'upload_not_issued',
-          `body.files.${i}: not an upload this server issued, or not its proof (the proof its /api/upload answer gave)`,
+          `body.files.${i}: not an upload this server issued to you (send the proof its /api/upload answer gave)`,
         )
       }
       const key = `${driver.instance}\n${f.pathname}`
