@@ -11,7 +11,10 @@
 // own Redis logical database, and builds are done before the passes start (`--only`: no pass
 // rebuilds what another is running). The fault suite measures answers against latency budgets
 // (a 503 within 1.1 s while Postgres is frozen), so it runs last and alone, one Node after the
-// other: beside another pass its budgets would measure the neighbour.
+// other: beside another pass its budgets would measure the neighbour. The container test
+// (@quartet/containers: builds the four images and boots the compose stack in Docker) runs once
+// per run, not once per Node: its services run the images' own Node, whichever runs jest. It runs
+// beside the first phase, under the first Node, its time spent mostly in the Docker engine.
 //
 //   QUARTET_TEST_NODES=20,24   majors to run (default: this node's major and 24)
 //   QUARTET_TEST_SERIAL=1      one pass after the other
@@ -54,9 +57,11 @@ function isolated(major, index) {
 
 /** Suites whose assertions are timings: never run beside another pass. */
 const ALONE = ['@quartet/faults']
+/** Suites that run once per run (on the first Node), beside the first phase. */
+const ONCE = ['@quartet/containers']
 
-function runPass(major, env, args) {
-  const tag = `[node ${major}] `
+function runPass(major, env, args, label = `node ${major}`) {
+  const tag = `[${label}] `
   const started = Date.now()
   return new Promise((resolve) => {
     const child = spawn('pnpm', ['exec', 'turbo', 'run', 'test', '--only', '--concurrency=1', ...args], {
@@ -90,14 +95,27 @@ for (const { major, env } of passes) {
 const phases = turboArgs.length
   ? [{ args: turboArgs, together: !serial }]
   : [
-      { args: ALONE.map((name) => `--filter=!${name}`), together: !serial },
+      {
+        args: [...ALONE, ...ONCE].map((name) => `--filter=!${name}`),
+        together: !serial,
+        once: ONCE.map((name) => `--filter=${name}`),
+      },
       { args: ALONE.map((name) => `--filter=${name}`), together: false },
     ]
 const results = []
 for (const phase of phases) {
+  const once = () => runPass(passes[0].major, passes[0].env, phase.once, `once, node ${passes[0].major}`)
   if (phase.together)
-    results.push(...(await Promise.all(passes.map((p) => runPass(p.major, p.env, phase.args)))))
-  else for (const p of passes) results.push(await runPass(p.major, p.env, phase.args))
+    results.push(
+      ...(await Promise.all([
+        ...passes.map((p) => runPass(p.major, p.env, phase.args)),
+        ...(phase.once ? [once()] : []),
+      ])),
+    )
+  else {
+    for (const p of passes) results.push(await runPass(p.major, p.env, phase.args))
+    if (phase.once) results.push(await once())
+  }
   if (!results.every((r) => r.ok)) break
 }
 
