@@ -81,6 +81,9 @@ export async function applyMigrations(
     connectionString: options.connectionString,
     connectionTimeoutMillis: 10_000,
   })
+  // A connection the server drops (a restart, a reset) rejects the query under way; without a
+  // listener the client's 'error' event would also end the process as an unhandled error.
+  client.on('error', () => {})
   await client.connect()
   const applied: string[] = []
   try {
@@ -185,6 +188,9 @@ export async function migrationStatus(options: Omit<MigrateOptions, 'log'>): Pro
     connectionString: options.connectionString,
     connectionTimeoutMillis: 10_000,
   })
+  // A connection the server drops (a restart, a reset) rejects the query under way; without a
+  // listener the client's 'error' event would also end the process as an unhandled error.
+  client.on('error', () => {})
   await client.connect()
   try {
     const exists = await client.query(

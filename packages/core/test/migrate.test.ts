@@ -192,6 +192,34 @@ describe('applyMigrations', () => {
     expect(recorded.every((r) => r.finished_at !== null && r.applied_steps_count === 1)).toBe(true)
   })
 
+  it('when the server drops the connection during a migration, then applying rejects and the process lives on', async () => {
+    const schema = newSchema()
+    const marker = uniqueName('dropped')
+    const migrationsDir = migrationsFolder({ [INIT]: `SELECT pg_sleep(30) AS ${marker};\n${INIT_SQL}` })
+    const uncaught: unknown[] = []
+    const onUncaught = (err: unknown) => uncaught.push(err)
+    process.on('uncaughtException', onUncaught)
+    try {
+      const attempt = applyMigrations({ connectionString: url, schema, migrationsDir })
+      attempt.catch(() => {})
+      // Wait for the migration's query, then end its backend as a server restart would.
+      for (let i = 0; i < 200; i++) {
+        const killed = await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`,
+          [`%AS ${marker}%`],
+        )
+        if (killed.rowCount) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+
+      await expect(attempt).rejects.toThrow(/terminat|Connection/i)
+      await new Promise((r) => setImmediate(r))
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', onUncaught)
+    }
+  })
+
   it('when the migrations folder does not exist, then it says so', async () => {
     const missing = path.join(tmpdir(), 'quartet-no-such-migrations')
 
