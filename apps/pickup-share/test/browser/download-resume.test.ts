@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
-import { startCutProxy } from '../support/cut-proxy.ts'
+import { startCutProxy } from '@quartet/core/testing/cut-proxy'
 import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
 
 // Issue 42 in a real browser: Chromium downloads a file of a ONE-download share through the

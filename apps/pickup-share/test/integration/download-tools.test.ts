@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import os from 'node:os'
 import path from 'node:path'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
-import { startCutProxy } from '../support/cut-proxy.ts'
+import { startCutProxy } from '@quartet/core/testing/cut-proxy'
 
 // Issue 42: a download counts once per receiver and file however the receiver's stock tool
 // fetches it. Each case runs the real program against a ONE-download share and ends with the
