@@ -264,7 +264,7 @@ async function uploadAndShare(store: Store, name: string, data: Buffer, type: st
 // ---------------------------------------------------------------------------------------------
 
 async function containerOf(service: string): Promise<string> {
-  const id = (await compose(['ps', '-q', service])).stdout.trim()
+  const [id] = (await compose(['ps', '-q', service])).stdout.trim().split('\n')
   if (!id) throw new Error(`no container for ${service}`)
   return id
 }
@@ -479,6 +479,8 @@ describeWith('the compose stack in containers (docker-compose.yml + docker-compo
     stop = true
     await Promise.all(workers)
     agent.destroy()
+    // Back to the stack's shape: one replica.
+    await compose(['up', '-d', '--no-recreate', '--scale', 'key-info=1', 'key-info'])
     expect(atEnd).toBeGreaterThan(before)
     expect(statuses.filter((s) => s !== 200)).toEqual([])
   })
