@@ -1,4 +1,4 @@
-import { databaseAnsweredWithin, pingDatabase } from '@quartet/core/db'
+import { pingDatabase } from '@quartet/core/db'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Clock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
@@ -68,12 +68,7 @@ export function createApp(deps: AppDeps): Express {
       // (README "Without Redis"), so a load balancer must not take every replica out when Redis
       // goes away; kv is reported only.
       readiness: {
-        // A ping slower than the deadline while other queries keep being answered is a busy
-        // Postgres, not a dead one: `slow`, still ready (issue 48).
-        database: {
-          check: () => pingDatabase(deps.db),
-          answering: (ms) => databaseAnsweredWithin(deps.db, ms),
-        },
+        database: () => pingDatabase(deps.db),
         kv: { check: () => deps.kv.ping(), optional: true },
       },
       hotRoutes: [site],
