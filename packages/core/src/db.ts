@@ -95,8 +95,6 @@ class DeadlinePool extends pg.Pool {
   private connected = false
   /** When a client was last checked out or given back (ms): the pool's latest sign of work. */
   private lastActivity = 0
-  /** When a client last came back without an error (ms): the server answered its work then. */
-  lastAnswer = 0
 
   constructor(
     config: pg.PoolConfig,
@@ -104,9 +102,8 @@ class DeadlinePool extends pg.Pool {
     private readonly firstWaitMs: number,
   ) {
     super(config)
-    this.on('release', (err: unknown) => {
+    this.on('release', () => {
       this.lastActivity = Date.now()
-      if (!err) this.lastAnswer = this.lastActivity
     })
   }
 
@@ -283,16 +280,6 @@ export function attachPool<C>(client: C, pool: pg.Pool): C {
  * probe made every service pay that at start, in time (the first /readyz ran past its deadline
  * on a busy machine) and in memory, even where no request needed Prisma.
  */
-/**
- * Whether the database answered any work of this client's pool (a query, a transaction) within
- * the last `ms`: for readiness, a ping that is slow while other work keeps being answered means a
- * busy server, not a dead or frozen one (which answers nothing).
- */
-export function databaseAnsweredWithin(client: unknown, ms: number): boolean {
-  const pool = (client as { [POOL]?: pg.Pool })[POOL]
-  return pool instanceof DeadlinePool && Date.now() - pool.lastAnswer <= ms
-}
-
 export async function pingDatabase(client: unknown): Promise<void> {
   const pool = (client as { [POOL]?: pg.Pool })[POOL]
   if (!pool) throw new Error('pingDatabase: no pool attached to this client (attachPool)')

@@ -36,7 +36,7 @@ import {
  * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
  * service can serve without (Redis, where limits fall back to each process) is `optional`: it is
  * reported, and never takes the service out of the load balancer. `answering(ms)` says whether
- * the dependency answered any other work within the last `ms` (databaseAnsweredWithin): a check
+ * the dependency answered any other work within the last `ms`: a check
  * past its deadline then is `slow`, and passes, since a busy server keeps answering and a dead or
  * frozen one answers nothing.
  */
