@@ -1,4 +1,4 @@
-import { pingDatabase } from '@quartet/core/db'
+import { databaseReadiness } from '@quartet/core/db'
 import type { KeyValueStore } from '@quartet/core/kv'
 import { createHttpApp } from '@quartet/core/http'
 import type { Logger } from '@quartet/core/log'
@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps): Express {
       readiness: {
         // Documents are served from memory: only a loaded release is needed. The database is
         // where new releases come from (reported, never a reason to leave the load balancer).
-        database: { check: () => pingDatabase(deps.db), optional: true },
+        database: { ...databaseReadiness(deps.db), optional: true },
         release: async () => {
           if (!deps.releases.current()) throw new Error('no release loaded')
         },

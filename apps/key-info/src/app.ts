@@ -1,4 +1,4 @@
-import { pingDatabase } from '@quartet/core/db'
+import { databaseReadiness } from '@quartet/core/db'
 import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
 import type { KeyValueStore } from '@quartet/core/kv'
@@ -86,7 +86,7 @@ export function createApp(deps: AppDeps): Express {
       metricsToken: deps.config.METRICS_TOKEN,
       hotRoutes: [keyRecord],
       readiness: {
-        database: () => pingDatabase(deps.db),
+        database: databaseReadiness(deps.db),
         // Without Redis the service still serves (limits count per process): reported only.
         kv: { check: () => deps.kv.ping(), optional: true },
       },

@@ -1,4 +1,4 @@
-import { pingDatabase } from '@quartet/core/db'
+import { databaseReadiness } from '@quartet/core/db'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Clock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps): Express {
       // (README "Without Redis"), so a load balancer must not take every replica out when Redis
       // goes away; kv is reported only.
       readiness: {
-        database: () => pingDatabase(deps.db),
+        database: databaseReadiness(deps.db),
         kv: { check: () => deps.kv.ping(), optional: true },
       },
       hotRoutes: [site],

@@ -53,6 +53,22 @@ const CLIENT_GRACE_MS = 250
 const ESTABLISH_TIMEOUT_MS = 10_000
 
 /**
+ * What a pool's queries tell of the server: each query is numbered as a checked-out client sends
+ * it, and `answered` is the highest number the server answered (rows, or an error of its own).
+ * A server that answered a query sent after some moment was alive after that moment; a frozen or
+ * partitioned one answers nothing sent after it stopped, however late the event loop reads.
+ */
+interface QueryProgress {
+  sent: number
+  answered: number
+}
+
+/** Whether a query's outcome came from the server: no error, or an error Postgres sent (a code). */
+function answeredByServer(err: unknown): boolean {
+  return err === undefined || err === null || err instanceof pg.DatabaseError
+}
+
+/**
  * A pg client that drops its connection when a query's client-side deadline passes (pg's
  * `query_timeout`: the server did not even answer the cancel of statement_timeout, so it is
  * frozen or cut off). pg alone keeps the connection, and everything sent after, a transaction's
@@ -60,17 +76,32 @@ const ESTABLISH_TIMEOUT_MS = 10_000
  * dropped, they fail at once and the pool opens a fresh connection.
  */
 class DeadlineClient extends pg.Client {
+  private readonly progress: QueryProgress | undefined
+
+  // pg-pool constructs its clients with the pool's options, where createPgPool put `progress`.
+  constructor(config?: pg.ClientConfig & { progress?: QueryProgress }) {
+    super(config)
+    this.progress = config?.progress
+  }
+
   override query(...args: unknown[]): never {
+    // Numbered as it is sent: the client is checked out, so the query goes to the server now.
+    const progress = this.progress
+    const number = progress ? ++progress.sent : 0
+    const settled = (err: unknown) => {
+      this.dropIfTimedOut(err)
+      if (progress && answeredByServer(err)) progress.answered = Math.max(progress.answered, number)
+    }
     const last = args[args.length - 1]
     if (typeof last === 'function') {
       const callback = last as (err: Error | undefined, ...rest: unknown[]) => void
       args[args.length - 1] = (err: Error | undefined, ...rest: unknown[]) => {
-        this.dropIfTimedOut(err)
+        settled(err)
         callback(err, ...rest)
       }
     }
     const result = (super.query as (...a: unknown[]) => unknown)(...args)
-    if (result instanceof Promise) result.catch((err: unknown) => this.dropIfTimedOut(err))
+    if (result instanceof Promise) result.then(() => settled(undefined), settled)
     return result as never
   }
 
@@ -204,8 +235,10 @@ export function createPgPool(
     ...DEFAULT_POOL_DEADLINES,
     ...options.deadlines,
   }
-  const config: pg.PoolConfig = {
+  const progress: QueryProgress = { sent: 0, answered: 0 }
+  const config: pg.PoolConfig & { progress: QueryProgress } = {
     Client: DeadlineClient,
+    progress,
     connectionString: url,
     max: options.max ?? 2,
     connectionTimeoutMillis: Math.max(ESTABLISH_TIMEOUT_MS, connectTimeoutMs, firstConnectTimeoutMs ?? 0),
@@ -220,6 +253,7 @@ export function createPgPool(
     config.query_timeout = queryTimeoutMs + CLIENT_GRACE_MS
   }
   const pool = new DeadlinePool(config, connectTimeoutMs, firstConnectTimeoutMs ?? connectTimeoutMs)
+  Object.defineProperty(pool, PROGRESS, { value: progress })
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
   return pool
@@ -251,6 +285,7 @@ export function createPrismaClient<C>(
 }
 
 const POOL = Symbol.for('quartet.pgPool')
+const PROGRESS = Symbol.for('quartet.queryProgress')
 const RAW = Symbol.for('quartet.rawAccess')
 
 /** The pg pool under a client made by createPrismaClient, and its schema, quoted for SQL text. */
@@ -284,6 +319,29 @@ export async function pingDatabase(client: unknown): Promise<void> {
   const pool = (client as { [POOL]?: pg.Pool })[POOL]
   if (!pool) throw new Error('pingDatabase: no pool attached to this client (attachPool)')
   await pool.query('SELECT 1')
+}
+
+/**
+ * The database's readiness check (http.ts ReadinessCheck): `SELECT 1` (pingDatabase), and, for a
+ * ping past its deadline, whether the server meanwhile answered a query the pool sent after the
+ * check began. Then it is busy (the ping queued behind other work, or a connection was still
+ * opening), not frozen or gone: a frozen server cannot answer what was sent after it stopped.
+ * Without other traffic a slow ping still fails: nothing shows the server is alive.
+ */
+export function databaseReadiness(client: unknown): {
+  check: () => Promise<void>
+  progress: () => () => boolean
+} {
+  const pool = (client as { [POOL]?: pg.Pool })[POOL]
+  const progress = (pool as { [PROGRESS]?: QueryProgress } | undefined)?.[PROGRESS]
+  return {
+    check: () => pingDatabase(client),
+    progress: () => {
+      if (!progress) return () => false
+      const before = progress.sent
+      return () => progress.answered > before
+    },
+  }
 }
 
 /**

@@ -35,14 +35,15 @@ import {
 /**
  * A named dependency probe for `/readyz`; it resolves when the dependency answers. A check the
  * service can serve without (Redis, where limits fall back to each process) is `optional`: it is
- * reported, and never takes the service out of the load balancer. `answering(ms)` says whether
- * the dependency answered any other work within the last `ms`: a check
- * past its deadline then is `slow`, and passes, since a busy server keeps answering and a dead or
- * frozen one answers nothing.
+ * reported, and never takes the service out of the load balancer. `progress()` is called as the
+ * check begins; the function it returns says, once the check is past its deadline, whether the
+ * dependency has since answered other work sent after that moment. Then the check is `slow`, and
+ * passes: a busy server keeps answering, a dead or frozen one answers nothing sent after it stopped
+ * (db.ts databaseReadiness), so one slow ping under load does not take a replica out.
  */
 export type ReadinessCheck =
   | (() => Promise<unknown>)
-  | { check: () => Promise<unknown>; optional?: true; answering?: (withinMs: number) => boolean }
+  | { check: () => Promise<unknown>; optional?: true; progress?: () => () => boolean }
 
 export interface HttpAppOptions {
   /** Service name, used in metrics and logs. */
@@ -57,8 +58,8 @@ export interface HttpAppOptions {
   readiness?: Record<string, ReadinessCheck>
   /**
    * Milliseconds a readiness check may take before it counts as failed (default 500: /readyz
-   * answers well within a second), unless the dependency was still answering other work in its
-   * second half (ReadinessCheck's `answering`): then it is `slow`, and passes.
+   * answers well within a second), unless the dependency answered other work sent after the check
+   * began (ReadinessCheck's `progress`): then it is `slow`, and passes.
    */
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
@@ -859,8 +860,8 @@ Object.defineProperty(IncomingMessage.prototype, 'route', {
 function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: number): RequestHandler {
   const entries = Object.entries(checks).map(([name, entry]) =>
     typeof entry === 'function'
-      ? { name, check: entry, optional: false, answering: undefined }
-      : { name, check: entry.check, optional: entry.optional === true, answering: entry.answering },
+      ? { name, check: entry, optional: false, progress: undefined }
+      : { name, check: entry.check, optional: entry.optional === true, progress: entry.progress },
   )
   return async (req, res) => {
     res.set('Cache-Control', 'no-store')
@@ -877,17 +878,15 @@ function readinessHandler(checks: Record<string, ReadinessCheck>, timeoutMs: num
       return
     }
     const results = await Promise.all(
-      entries.map(async ({ name, check, optional, answering }) => {
+      entries.map(async ({ name, check, optional, progress }) => {
+        const answeredSince = progress?.()
         try {
           await withTimeout(Promise.resolve().then(check), timeoutMs)
           return { name, optional, state: 'ok' }
         } catch (err) {
-          // A ping past its deadline while the dependency keeps answering other work is a busy
-          // server, not a dead or frozen one (which answers nothing): `slow`, and it passes. The
-          // answers must still be coming in the deadline's second half, so that one answered just
-          // before a freeze, and read late by a loaded event loop, does not count.
-          if (err instanceof TimeoutError && answering?.(Math.ceil(timeoutMs / 2)))
-            return { name, optional, state: 'slow' }
+          // A ping past its deadline while the dependency answered other work sent after the
+          // check began is a busy server, not a dead or frozen one: `slow`, and it passes.
+          if (err instanceof TimeoutError && answeredSince?.()) return { name, optional, state: 'slow' }
           req.log?.warn({ check: name, err }, 'readiness check failed')
           return { name, optional, state: err instanceof TimeoutError ? 'timeout' : 'unreachable' }
         }

@@ -142,16 +142,22 @@ describe('createHttpApp', () => {
     })
 
     describe('a slow ping is not a dead dependency (issue 48: no flapping under load)', () => {
-      it('when a check passes its deadline while the dependency keeps answering other work, then /readyz stays 200 and reports it slow', async () => {
-        const asked: number[] = []
+      it('when a check passes its deadline while the dependency answered other work sent after the check began, then /readyz stays 200 and reports it slow', async () => {
+        let answered = 0
+        let asked = 0
         const { app } = buildApp({
           readinessTimeoutMs: 100,
           readiness: {
             database: {
               check: () => sleep(300),
-              answering: (ms) => {
-                asked.push(ms)
-                return true
+              progress: () => {
+                const before = answered
+                // Other work answered meanwhile, as a busy server does.
+                setTimeout(() => answered++, 20)
+                return () => {
+                  asked++
+                  return answered > before
+                }
               },
             },
           },
@@ -161,14 +167,13 @@ describe('createHttpApp', () => {
 
         expect(res.status).toBe(200)
         expect(res.body).toEqual({ status: 'ok', checks: { database: 'slow' } })
-        // Answers must still be coming in the deadline's second half.
-        expect(asked).toEqual([50])
+        expect(asked).toBe(1)
       })
 
-      it('when a check passes its deadline and the dependency answered nothing else either (frozen), then /readyz is 503 timeout', async () => {
+      it('when a check passes its deadline and the dependency answered nothing sent since (frozen), then /readyz is 503 timeout', async () => {
         const { app } = buildApp({
           readinessTimeoutMs: 100,
-          readiness: { database: { check: () => new Promise(() => undefined), answering: () => false } },
+          readiness: { database: { check: () => new Promise(() => undefined), progress: () => () => false } },
         })
 
         const res = await request(app).get('/readyz')
@@ -188,7 +193,7 @@ describe('createHttpApp', () => {
               check: async () => {
                 throw new Error('connect ECONNREFUSED 127.0.0.1:5432')
               },
-              answering: () => true,
+              progress: () => () => true,
             },
           },
         })
