@@ -1,25 +1,27 @@
 #!/usr/bin/env node
-// Every package's jest suite on each Node.js major of the matrix: the one running this script
-// (the engines floor, Node 20 on CI's machines) and the one the images run (Node 24, see
-// infra/docker/Dockerfile), fetched by scripts/node-runtime.mjs.
+// Every package's jest suite, once, on the Node.js major the images run (24, see
+// infra/docker/Dockerfile, fetched by scripts/node-runtime.mjs), and the unit and integration
+// suites of core and the four apps again on the engines floor (the Node running this script: 20
+// on CI's machines). What runs where, and why, is in the README's "Tests" section.
 //
-// The passes run side by side: a pass is one `turbo run test --only --concurrency=1`, whose time
-// is mostly spent waiting (services starting, timeouts the fault suite provokes, browsers), so two
-// at once take far less than twice one. They cannot meet: each extra pass gets its own database
-// on the same server (every test file already migrates its own schema; the stack, replica and
-// fuzz suites use the services' fixed schemas, so they need the database to themselves) and its
-// own Redis logical database, and builds are done before the passes start (`--only`: no pass
-// rebuilds what another is running). The fault suite measures answers against latency budgets
-// (a 503 within 1.1 s while Postgres is frozen), so it runs last and alone, one Node after the
-// other: beside another pass its budgets would measure the neighbour. The container test
-// (@quartet/containers: builds the four images and boots the compose stack in Docker) runs once
-// per run, not once per Node: its services run the images' own Node, whichever runs jest. It runs
-// last and alone, under the first Node: its image builds beside both passes loaded the machine
-// enough that the passes' own deadline tests (a take within 2 s while Redis is frozen) missed.
+// Phase 1 runs three lanes side by side; a lane is one `turbo run test --only --concurrency=1`
+// over some packages, whose time is mostly waiting (services starting, browsers, timeouts), so
+// three at once take far less than three in a row. Lanes cannot meet: each has its own database
+// on the same server (every test file migrates a schema of its own, but the stack and fuzz suites
+// use the services' fixed schemas and need theirs to themselves) and its own Redis logical
+// database; builds are done before (`--only`: no lane rebuilds what another runs).
+//   - image:  core and the apps, browser suites included, on Node 24
+//   - stack:  the launcher, Caddy, replica, fresh-clone and fuzz suites, on Node 24
+//   - floor:  core and the apps without the browser suites, on Node 20
+// Phase 2: the fault suite, alone (its assertions are latency budgets: beside a lane they would
+// measure the neighbour). Phase 3: the container test, alone (its image builds load the machine;
+// its services run the images' own Node, so it runs once).
 //
-//   QUARTET_TEST_NODES=20,24   majors to run (default: this node's major and 24)
-//   QUARTET_TEST_SERIAL=1      one pass after the other
-//   extra arguments go to turbo (e.g. --filter=@quartet/core) and replace the two phases by one
+//   QUARTET_TEST_NODES=20,24   majors (default: this node's major and 24); the newest gets the
+//                              whole suite, the others the floor lane; one major: everything on it
+//   QUARTET_TEST_SERIAL=1      lanes one after the other
+//   QUARTET_TEST_PLAN=1        print the lanes and their commands, run nothing
+//   extra arguments go to turbo (e.g. --filter=@quartet/core) and run that selection on each major
 import { execFileSync, spawn } from 'node:child_process'
 import { dirname } from 'node:path'
 import { ensureNode } from './node-runtime.mjs'
@@ -27,45 +29,81 @@ import { ensureNode } from './node-runtime.mjs'
 const current = Number(process.versions.node.split('.')[0])
 const majors = [
   ...new Set((process.env.QUARTET_TEST_NODES ?? `${current},24`).split(',').map((m) => Number(m.trim()))),
-]
+].sort((a, b) => b - a)
+const [image, ...floors] = majors
 const serial = process.env.QUARTET_TEST_SERIAL === '1'
 const turboArgs = process.argv.slice(2)
+const planOnly = process.env.QUARTET_TEST_PLAN === '1'
 
-function isolated(major, index) {
-  const env = { ...process.env, QUARTET_TEST_NODE: String(major) }
-  if (index === 0) return env
-  const bin = ensureNode(major)
-  env.PATH = `${dirname(bin)}:${process.env.PATH}`
+const APPS_AND_CORE = ['@quartet/core', './apps/*'].map((f) => `--filter=${f}`)
+const STACK = ['@quartet/stack', '@quartet/fuzz'].map((f) => `--filter=${f}`)
+const BROWSER_SUITES = '--testPathIgnorePatterns=/test/browser/'
+
+/**
+ * The environment of a lane: its Node first on PATH and, for a lane beside others (`own` > 0),
+ * a database of its own, made fresh so schemas an earlier run left behind cannot matter, and
+ * Redis logical database `own`. Lanes that run alone keep the configured ones.
+ */
+function laneEnv(lane, own) {
+  const env = { ...process.env, QUARTET_TEST_NODE: String(lane.major) }
+  env.PATH = `${dirname(ensureNode(lane.major))}:${process.env.PATH}`
+  if (!own) return env
   if (process.env.DATABASE_URL) {
     const url = new URL(process.env.DATABASE_URL)
-    const name = `${url.pathname.slice(1) || 'postgres'}_node${major}`
-    // One database per extra pass, created fresh so schemas an earlier run left behind cannot matter.
-    const admin = process.env.DATABASE_URL
-    execFileSync('psql', [admin, '-qc', `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`], {
-      stdio: 'inherit',
-    })
-    execFileSync('psql', [admin, '-qc', `CREATE DATABASE "${name}"`], { stdio: 'inherit' })
-    url.pathname = `/${name}`
+    const db = `${url.pathname.slice(1) || 'postgres'}_${lane.name}`
+    url.pathname = `/${db}`
     env.DATABASE_URL = url.toString()
+    if (!planOnly)
+      for (const sql of [`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`, `CREATE DATABASE "${db}"`])
+        execFileSync('psql', [process.env.DATABASE_URL, '-qc', sql], {
+          stdio: 'inherit',
+          env: { ...process.env, PGOPTIONS: '--client-min-messages=warning' },
+        })
   }
   if (process.env.REDIS_URL) {
     const url = new URL(process.env.REDIS_URL)
-    url.pathname = `/${index}`
+    url.pathname = `/${own}`
     env.REDIS_URL = url.toString()
   }
   return env
 }
 
-/** Suites whose assertions are timings: never run beside another pass. */
-const ALONE = ['@quartet/faults']
-/** Suites that run once per run (on the first Node), after the others, alone. */
-const ONCE = ['@quartet/containers']
+/** Phases of lanes: [{ together, lanes: [{ name, major, args }] }]. */
+function plan() {
+  if (turboArgs.length)
+    return [
+      {
+        together: !serial,
+        lanes: majors.map((major) => ({ name: `node${major}`, major, args: turboArgs })),
+      },
+    ]
+  const phase1 = [
+    { name: `node${image}`, major: image, args: APPS_AND_CORE },
+    { name: `node${image}_stack`, major: image, args: STACK },
+    ...floors.map((major) => ({
+      name: `node${major}`,
+      major,
+      args: [...APPS_AND_CORE, '--', BROWSER_SUITES],
+    })),
+  ]
+  return [
+    { together: !serial, lanes: phase1 },
+    {
+      together: false,
+      lanes: [{ name: `node${image}_faults`, major: image, args: ['--filter=@quartet/faults'] }],
+    },
+    {
+      together: false,
+      lanes: [{ name: `node${image}_containers`, major: image, args: ['--filter=@quartet/containers'] }],
+    },
+  ]
+}
 
-function runPass(major, env, args, label = `node ${major}`) {
-  const tag = `[${label}] `
+function runLane(lane, env) {
+  const tag = `[${lane.name}] `
   const started = Date.now()
   return new Promise((resolve) => {
-    const child = spawn('pnpm', ['exec', 'turbo', 'run', 'test', '--only', '--concurrency=1', ...args], {
+    const child = spawn('pnpm', ['exec', 'turbo', 'run', 'test', '--only', '--concurrency=1', ...lane.args], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -81,47 +119,30 @@ function runPass(major, env, args, label = `node ${major}`) {
     }
     child.on('close', (code, signal) => {
       const minutes = ((Date.now() - started) / 60_000).toFixed(1)
-      resolve({ major, ok: code === 0, detail: signal ?? `exit ${code}`, minutes, what: args.join(' ') })
+      resolve({ lane, ok: code === 0, detail: signal ?? `exit ${code}`, minutes })
     })
   })
 }
 
-const passes = majors.map((major, index) => ({ major, env: isolated(major, index) }))
-for (const { major, env } of passes) {
-  const version = execFileSync('node', ['--version'], { env, encoding: 'utf8' }).trim()
-  console.log(
-    `test matrix: Node ${major} → ${version}${env.DATABASE_URL ? `, ${new URL(env.DATABASE_URL).pathname}` : ''}`,
-  )
-}
-const phases = turboArgs.length
-  ? [{ args: turboArgs, together: !serial }]
-  : [
-      {
-        args: [...ALONE, ...ONCE].map((name) => `--filter=!${name}`),
-        together: !serial,
-      },
-      { args: ALONE.map((name) => `--filter=${name}`), together: false },
-      { args: [], together: false, onlyOnce: true, once: ONCE.map((name) => `--filter=${name}`) },
-    ]
+const phases = plan()
+for (const phase of phases)
+  phase.lanes.forEach((lane, index) => {
+    lane.env = laneEnv(lane, phase.together ? index : 0)
+    const version = execFileSync('node', ['--version'], { env: lane.env, encoding: 'utf8' }).trim()
+    const db = lane.env.DATABASE_URL ? `, ${new URL(lane.env.DATABASE_URL).pathname}` : ''
+    console.log(`test matrix: ${lane.name} → Node ${version}${db}: ${lane.args.join(' ')}`)
+  })
+if (planOnly) process.exit(0)
+
+const started = Date.now()
 const results = []
 for (const phase of phases) {
-  const once = () => runPass(passes[0].major, passes[0].env, phase.once, `once, node ${passes[0].major}`)
-  if (phase.together)
-    results.push(
-      ...(await Promise.all([
-        ...passes.map((p) => runPass(p.major, p.env, phase.args)),
-        ...(phase.once ? [once()] : []),
-      ])),
-    )
-  else {
-    if (!phase.onlyOnce) for (const p of passes) results.push(await runPass(p.major, p.env, phase.args))
-    if (phase.once) results.push(await once())
-  }
+  if (phase.together) results.push(...(await Promise.all(phase.lanes.map((l) => runLane(l, l.env)))))
+  else for (const lane of phase.lanes) results.push(await runLane(lane, lane.env))
   if (!results.every((r) => r.ok)) break
 }
 
 for (const r of results)
-  console.log(
-    `test matrix: Node ${r.major} [${r.what || 'all'}] ${r.ok ? 'passed' : `FAILED (${r.detail})`} in ${r.minutes} min`,
-  )
+  console.log(`test matrix: ${r.lane.name} ${r.ok ? 'passed' : `FAILED (${r.detail})`} in ${r.minutes} min`)
+console.log(`test matrix: ${((Date.now() - started) / 60_000).toFixed(1)} min in all`)
 process.exit(results.every((r) => r.ok) ? 0 : 1)
