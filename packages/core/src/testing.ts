@@ -237,7 +237,8 @@ export async function expectOperationalEndpoints(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dependencies a test owns, to stop and freeze (STYLE 17): never the shared Postgres or Redis.
+// Dependencies a test owns, to stop and freeze: faults are tested with the real process stopped,
+// and never the shared Postgres or Redis, which other test files use at the same time.
 // ---------------------------------------------------------------------------------------------
 
 /** A free TCP port on loopback (free when asked; a test binds it soon after). */

@@ -7,7 +7,7 @@ import { type Harness, startHarness, testDeps } from './harness.ts'
 const REDIS_SERVER = '/usr/bin/redis-server'
 
 /**
- * STYLE 17: faults with a real process. A `redis-server` of the test's own (never the shared one)
+ * Faults are tested with a real process. A `redis-server` of the test's own (never the shared one)
  * that the test freezes (SIGSTOP) and stops while pickup-share uses it. `describe` skips the
  * suite, saying so, where Debian's redis-server is missing.
  */
