@@ -72,7 +72,7 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
         break
       } catch (err) {
         if (Date.now() > deadline)
-          throw new Error(`caddy did not start: ${caddyOutput.join('')} ${String(err)}`)
+          throw new Error(`caddy did not start: ${caddyOutput.join('')} ${String(err)}`, { cause: err })
         await new Promise((r) => setTimeout(r, 200))
       }
     }

@@ -75,7 +75,7 @@ function buildWeb(appDir: string): void {
       path.join(appDir, 'node_modules', 'vite', 'bin', 'vite.js'),
       'build',
       '--config',
-      path.join(appDir, 'web', 'vite.config.ts'),
+      path.join(appDir, 'web', 'vite.config.mts'),
       '--logLevel',
       'warn',
     ],

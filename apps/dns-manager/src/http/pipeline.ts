@@ -96,7 +96,7 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
   }
 
   async function audit(op: Operation, p: Principal, input: unknown, output: unknown, outcome: string) {
-    let target: string | null = null
+    let target: string | null
     try {
       target = op.target ? op.target(input as never, output) : null
     } catch {

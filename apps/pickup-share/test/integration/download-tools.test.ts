@@ -81,9 +81,8 @@ const curl = (args: string[]) => run('curl', ['-sS', '-w', '%{http_code}', ...ar
 async function killedAt(program: string, args: string[], file: string, atLeast: number): Promise<number> {
   const child = spawn(program, args, { stdio: 'ignore' })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  let size = 0
   for (let i = 0; i < 2000; i++) {
-    size = existsSync(file) ? statSync(file).size : 0
+    const size = existsSync(file) ? statSync(file).size : 0
     if (size >= atLeast || child.exitCode !== null) break
     await new Promise((r) => setTimeout(r, 10))
   }
