@@ -12,6 +12,16 @@ import { createLogger, type Logger } from './log.ts'
 import { metricsRegistryOf } from './http.ts'
 import { applyMigrations } from './migrate.ts'
 
+export {
+  describeWhen,
+  type FileNeed,
+  findProgram,
+  itWhen,
+  missingNeeds,
+  type ProgramNeed,
+  type TestNeeds,
+} from './testing-needs.ts'
+
 /**
  * Test helpers. Data is isolated by making it unique: each test file gets its own Postgres schema
  * (migrated, dropped afterwards) and its own Redis key prefix, so files run in parallel against one

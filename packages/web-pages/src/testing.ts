@@ -13,6 +13,13 @@ export const screenshotDir = (appDir: string) => path.join(appDir, 'test-results
 /** Debian's chromium (`apt-get install chromium`); TEST_CHROMIUM overrides the path. */
 export const CHROMIUM = process.env.TEST_CHROMIUM ?? '/usr/bin/chromium'
 
+/** Chromium as a browser suite's need (`describeWhen` of @quartet/core/testing). */
+export const CHROMIUM_NEED = {
+  name: CHROMIUM,
+  debian: 'chromium',
+  hint: 'TEST_CHROMIUM=<path> names another',
+}
+
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
