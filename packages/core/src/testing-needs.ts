@@ -96,6 +96,12 @@ export function missingNeeds(needs: TestNeeds): string[] {
   return missing
 }
 
+/** `CI` set, as CI runners set it (`CI=false` or `CI=0` is not CI). */
+function underCi(): boolean {
+  const ci = process.env.CI
+  return Boolean(ci) && !/^(0|false)$/i.test(ci!.trim())
+}
+
 const warned = new Set<string>()
 
 function skipNote(title: string, missing: string[]): void {
@@ -120,7 +126,7 @@ export function describeWhen(needs: TestNeeds, title: string, suite: () => void)
   const missing = missingNeeds(needs)
   if (!missing.length) {
     describe(title, suite)
-  } else if (process.env.CI) {
+  } else if (underCi()) {
     describe(title, () => {
       test(missing.join('; '), () => {
         throw missingError(missing)
@@ -137,7 +143,7 @@ export function itWhen(needs: TestNeeds, title: string, fn: jest.ProvidesCallbac
   const missing = missingNeeds(needs)
   if (!missing.length) {
     it(title, fn, timeout)
-  } else if (process.env.CI) {
+  } else if (underCi()) {
     it(title, () => {
       throw missingError(missing)
     })

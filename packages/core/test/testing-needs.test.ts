@@ -14,11 +14,11 @@ interface JestReport {
 }
 
 /** The fixture suite in a jest of its own: what a run with (or without) CI set reports. */
-function runFixture(ci: boolean): { report: JestReport; stderr: string } {
+function runFixture(ci: 'true' | 'false' | undefined): { report: JestReport; stderr: string } {
   const env: NodeJS.ProcessEnv = { ...process.env }
   delete env.CI
   delete env.QUARTET_NO_SUCH_VARIABLE
-  if (ci) env.CI = 'true'
+  if (ci) env.CI = ci
   const config = {
     rootDir: FIXTURE_DIR,
     testMatch: ['<rootDir>/*.fixture.ts'],
@@ -40,7 +40,7 @@ const results = (report: JestReport) => report.testResults.flatMap((r) => r.asse
 
 describe('describeWhen and itWhen', () => {
   it('when CI is set and a program is missing, then the suite fails with one test naming the program and its package', () => {
-    const { report } = runFixture(true)
+    const { report } = runFixture('true')
 
     expect(report.numFailedTests).toBe(2)
     expect(report.numPendingTests).toBe(0)
@@ -63,20 +63,26 @@ describe('describeWhen and itWhen', () => {
     ).toEqual(['runs'])
   })
 
-  it('when CI is not set and a program is missing, then the suite is skipped with a note saying what is missing', () => {
-    const { report, stderr } = runFixture(false)
+  it.each([
+    ['unset', undefined],
+    ['"false"', 'false'],
+  ] as const)(
+    'when CI is %s and a program is missing, then the suite is skipped with a note saying what is missing',
+    (_name, ci) => {
+      const { report, stderr } = runFixture(ci)
 
-    expect(report.numFailedTests).toBe(0)
-    expect(report.numPassedTests).toBe(1)
-    expect(
-      results(report)
-        .filter((r) => r.status === 'pending')
-        .map((r) => r.title),
-    ).toEqual(['would pass if it ran', 'a test whose variable is missing'])
-    expect(stderr).toContain('SKIPPED "a suite whose program is missing"')
-    expect(stderr).toContain('missing program: quartet-no-such-program')
-    expect(stderr).toContain('missing environment variable: QUARTET_NO_SUCH_VARIABLE')
-  })
+      expect(report.numFailedTests).toBe(0)
+      expect(report.numPassedTests).toBe(1)
+      expect(
+        results(report)
+          .filter((r) => r.status === 'pending')
+          .map((r) => r.title),
+      ).toEqual(['would pass if it ran', 'a test whose variable is missing'])
+      expect(stderr).toContain('SKIPPED "a suite whose program is missing"')
+      expect(stderr).toContain('missing program: quartet-no-such-program')
+      expect(stderr).toContain('missing environment variable: QUARTET_NO_SUCH_VARIABLE')
+    },
+  )
 
   it('when a program is on PATH or in an sbin directory, then findProgram finds it, and an absolute path stands for itself', () => {
     expect(findProgram('sh')).toMatch(/\/sh$/)
