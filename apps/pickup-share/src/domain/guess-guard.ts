@@ -29,6 +29,10 @@ const THROTTLE_KEY = 'guess:throttle'
 const THROTTLE_WINDOW_MS = 60_000
 /** How long a check waits for checks of its address in flight before it is answered. */
 export const IN_FLIGHT_WAIT_MS = 1500
+/** A refused check looks again this soon for checks of its address ending on another replica, */
+const REMOTE_POLL_MS = 50
+/** and keeps looking (backing off) this long before it is answered 429. */
+const REMOTE_WAIT_MS = 800
 
 /**
  * Against guessing pickup codes (README "Guessing"). Every check of a typed code spends one
@@ -66,15 +70,20 @@ export class GuessGuard {
 
   /**
    * Before a code is looked up: spends the failures in advance, or refuses with 429. A check
-   * that finds its address's budget full while checks of that address are still in flight in
-   * this process waits (up to `inFlightWaitMs`) for them to end instead: right codes give their
-   * failures back, so parallel right codes of one address are checked in turn, not refused.
-   * Checks still in flight after the wait are slow lookups (a slow database): 503, not 429.
+   * that finds its address's budget full while checks of that address are still in flight waits
+   * (up to `inFlightWaitMs`) for them to end instead: right codes give their failures back, so
+   * parallel right codes of one address are checked in turn, not refused. This process's checks
+   * wake it as they end; checks in flight on another replica are not seen here, so a refused
+   * check looks again, backing off from REMOTE_POLL_MS, for up to REMOTE_WAIT_MS before its 429
+   * (which also slows a guesser past its budget down). Checks of this process still in flight
+   * after the wait are slow lookups (a slow database): 503, not 429.
    */
   async admit(address: string, s: TSettings): Promise<GuessTicket> {
     const addressKey = `guess:ip:${address}`
     // Real time, not the injectable clock: this is a wait, not a window.
     const giveUpAt = performance.now() + this.inFlightWaitMs
+    const remoteUntil = performance.now() + Math.min(this.inFlightWaitMs, REMOTE_WAIT_MS)
+    let pollMs = REMOTE_POLL_MS
     for (;;) {
       const admitted = await this.tryAdmit(addressKey, s)
       if ('ticket' in admitted) {
@@ -93,6 +102,13 @@ export class GuessGuard {
           undefined,
           { headers: { 'Retry-After': '2' } },
         )
+      // Another replica's right codes may be giving failures back: look again for a while.
+      const remoteMs = remoteUntil - performance.now()
+      if (remoteMs > 0) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, remoteMs)))
+        pollMs *= 2
+        continue
+      }
       this.emit((o) => o.refused?.('address'))
       throw limitExceeded('too many failed pickup attempts from this address', admitted.refused.ttlMs, {
         reason: 'address',

@@ -123,3 +123,36 @@ describe('the guessing limit under parallel requests', () => {
     },
   )
 })
+
+describe('right codes from one address over two replicas', () => {
+  it(`when one replica's ${LIMIT} right codes of an address are still giving their failures back, then the other replica's right code of that address waits for them instead of answering 429`, async () => {
+    // Every check spends a failure in advance and a right code gives it back. Replica A's kv
+    // gives back slowly, so its ten checks hold the address's count at the budget for a while;
+    // replica B cannot see them in flight and must look again, not refuse.
+    const shared = deps.kv!
+    const slowGiveBack = new Proxy(shared, {
+      get(target, prop, receiver) {
+        if (prop !== 'decrIfPositive') return Reflect.get(target, prop, receiver)
+        return async (key: string) => {
+          if (key.includes('guess:ip:')) await new Promise((r) => setTimeout(r, 400))
+          return target.decrIfPositive(key)
+        }
+      },
+    }) as KeyValueStore
+    const a = await harnessWith(slowGiveBack)
+    const b = await harnessWith(undefined)
+    try {
+      const { file } = await uploadFile(a, { name: 'r.txt', data: Buffer.from('r') })
+      const share = (await api(a, 'POST', '/api/share', { files: [file], maxDownloads: 100 })).body
+      const take = (h: Harness) =>
+        api(h, 'POST', '/api/take', { code: share.code }, from('192.0.2.80')).then((r) => r.status)
+      const onA = Array.from({ length: LIMIT }, () => take(a))
+      await new Promise((r) => setTimeout(r, 150))
+      const onB = await take(b)
+      expect({ onA: await Promise.all(onA), onB }).toEqual({ onA: Array(LIMIT).fill(200), onB: 200 })
+    } finally {
+      await b.close()
+      await a.close()
+    }
+  })
+})
