@@ -1,4 +1,3 @@
-import './v8-flags.ts'
 import path from 'node:path'
 import type { Express } from 'express'
 import { dependencyFailure } from './errors.ts'
