@@ -64,7 +64,7 @@ export interface HttpAppOptions {
   readinessTimeoutMs?: number
   /** Helmet options; pages with scripts/styles pass their own Content-Security-Policy. */
   helmet?: Parameters<typeof helmet>[0]
-  /** JSON GET routes answered at the pipeline's first step (see HotRoute). */
+  /** JSON GET routes answered before express runs (see HotRoute). */
   hotRoutes?: HotRoute[]
   /**
    * `/metrics` is for the scraper, not the public port: served by `serve` on a port of its own
@@ -75,9 +75,8 @@ export interface HttpAppOptions {
 }
 
 /**
- * A JSON GET route answered at the pipeline's first step (answerFirst), before the access log,
- * the per-request middlewares and the router's walk to the route, which cost a small route
- * several times its own work. A hot route gets the
+ * A JSON GET route served before express: express gives every request its own prototypes and
+ * walks its router, which costs a small route several times its own work. A hot route gets the
  * same X-Request-Id, security headers, completion log line, metrics (under `path` as the route
  * template) and error envelope as the express pipeline. Only a request of exactly `path`, with
  * no query string, and no body (or, for `body: 'json'`, a plain JSON body), takes it; everything
@@ -242,7 +241,7 @@ export interface HttpApp {
   metrics: client.Registry
   /**
    * Counts one answer in the pipeline's request metrics, for answers given outside express (a
-   * fast path installed with answerFirst). `route` is the route template.
+   * fast path installed with answerBeforeExpress). `route` is the route template.
    */
   observe(method: string, route: string, status: number, seconds: number): void
 }
@@ -259,15 +258,6 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   app.set('etag', false)
   app.set('trust proxy', options.trustProxy)
   app.set('json spaces', 0)
-
-  // The first step of the pipeline: answers installed with answerFirst (hot routes, an app's own
-  // fast path) each see the request before anything else runs, and take it or leave it.
-  const firstAnswers: FirstAnswer[] = []
-  ;(app as Express & { [FIRST_ANSWERS]?: FirstAnswer[] })[FIRST_ANSWERS] = firstAnswers
-  app.use((req, res, next) => {
-    for (const answer of firstAnswers) if (answer(req, res)) return
-    next()
-  })
 
   const metrics = new client.Registry()
   metrics.setDefaultLabels({ service: options.name })
@@ -460,7 +450,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
       if (id) res.setHeader('X-Request-Id', id)
       send(res, 500, JSON.stringify(renderEnvelope(options.envelope, toApiError(err), id)))
     }
-    answerFirst(app, (req, res) => {
+    answerBeforeExpress(app, (req, res) => {
       if ((req.method !== 'GET' && req.method !== 'POST') || missingHost(req)) return false
       const found = match(req.method, req.url ?? '')
       if (!found) return false
@@ -589,24 +579,24 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   return timingSafeEqual(a, b)
 }
 
-/** What answerFirst installs: true when it answered the request, false to leave it to the pipeline. */
-export type FirstAnswer = (req: IncomingMessage, res: ServerResponse) => boolean
-
-const FIRST_ANSWERS = Symbol.for('quartet.firstAnswers')
-
 /**
- * Installs `answer` as the first step of the pipeline of an app made by createHttpApp, in front of
- * those installed before it: it sees every request before the request id, the access log, the
- * security headers and the routes, and returns true when it has answered (nothing else runs then)
- * or false to let the pipeline go on as usual. It is an ordinary express middleware, the app's
- * first, so `app.listen`, `http.createServer(app)` and supertest all go through it. Whoever
- * answers here owns what the pipeline would have done: request id, security headers, metrics
- * (HttpApp.observe), errors. Hot routes (HttpAppOptions.hotRoutes) are answered this way.
+ * Puts `answer` in front of express: it sees every request first and returns true when it has
+ * taken it (express never sees that one), false to let express handle it as usual. Works for
+ * `app.listen`, `http.createServer(app)` and supertest alike (express's app(req, res) delegates
+ * to app.handle). Whoever answers here owns what the pipeline would have done: request id,
+ * security headers, metrics (HttpApp.observe), errors.
  */
-export function answerFirst(app: Express, answer: FirstAnswer): void {
-  const answers = (app as Express & { [FIRST_ANSWERS]?: FirstAnswer[] })[FIRST_ANSWERS]
-  if (!answers) throw new Error('answerFirst: the app was not made by createHttpApp')
-  answers.unshift(answer)
+export function answerBeforeExpress(
+  app: Express,
+  answer: (req: IncomingMessage, res: ServerResponse) => boolean,
+): void {
+  const expressApp = app as unknown as {
+    handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void
+  }
+  const handle = expressApp.handle.bind(app)
+  expressApp.handle = (req, res, next) => {
+    if (!answer(req, res)) handle(req, res, next)
+  }
 }
 
 /** The Content-Type express's res.json gives. */

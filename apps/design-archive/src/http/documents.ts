@@ -1,6 +1,6 @@
 import type { OperationDoc } from '@quartet/core/openapi'
 import { ApiError } from '@quartet/core/errors'
-import { answerFirst } from '@quartet/core/http'
+import { answerBeforeExpress } from '@quartet/core/http'
 import { parseInput } from '@quartet/core/validate'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Express, Request } from 'express'
@@ -156,11 +156,11 @@ const API_PREFIX = BASE_PATH.slice(0, BASE_PATH.indexOf('/', 1) + 1).toLowerCase
 /**
  * Every answer under `/design-api/`, errors included (404, 405, 412, and the 400s core's input
  * rule gives before any route runs), carries the CORS headers of the 200s: without them a page
- * on another origin sees a CORS failure instead of the 404. Installed as the pipeline's first step, so
+ * on another origin sees a CORS failure instead of the 404. Installed in front of express, so
  * core's own refusals get them too, and behind the fast path, which sets its own.
  */
 export function installCorsOnApiAnswers(app: Express): void {
-  answerFirst(app, (req, res) => {
+  answerBeforeExpress(app, (req, res) => {
     const url = req.url
     if (url !== undefined && url.slice(0, API_PREFIX.length).toLowerCase() === API_PREFIX) setCors(res)
     return false

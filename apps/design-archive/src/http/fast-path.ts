@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { requestIdFor } from '@quartet/core/log'
 import type { Express } from 'express'
-import { answerFirst, type HttpApp } from '@quartet/core/http'
+import { answerBeforeExpress, type HttpApp } from '@quartet/core/http'
 import { prebuiltHead, sendPrebuilt, type PrebuiltHead } from '@quartet/core/prebuilt-head'
 import { BASE_PATH, isDocumentName } from '../domain/documents.ts'
 import type { ReleaseCache } from '../domain/release-cache.ts'
@@ -31,7 +31,7 @@ const ROUTE = `${BASE_PATH}/:document`
 
 /**
  * The hot path: GET, HEAD and OPTIONS of a document of the active release, with no query
- * string, answered straight from memory at the pipeline's first step (core's answerFirst), before its router and per-request logging run.
+ * string, answered straight from memory before express, its router and per-request logging run.
  * It sends what the regular pipeline would (X-Request-Id, the document security headers,
  * metrics under the same route template) and falls through to express for everything else: errors, `?version=`,
  * other methods, unknown paths; those keep the envelope and the access log.
@@ -117,5 +117,5 @@ export function installDocumentFastPath(
     return blocks
   }
 
-  answerFirst(app, serveFast)
+  answerBeforeExpress(app, serveFast)
 }
