@@ -44,8 +44,6 @@ export default tseslint.config(
     // Where reading the environment is the point: config loading, the launcher, tests and tooling.
     files: [
       'packages/core/src/config.ts',
-      // Re-executes node with the same environment, before any config is loaded.
-      'packages/core/src/relaunch.ts',
       'packages/core/src/testing*.ts',
       'packages/web-pages/src/testing.ts',
       'packages/stack/**',

@@ -62,6 +62,11 @@ function envOf(name, port) {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME ?? '/root',
+    // The runtime settings an operator gives (infra/docker/Dockerfile): glibc's MALLOC_* and
+    // NODE_OPTIONS, passed on when this run was started with them.
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_') || name === 'NODE_OPTIONS'),
+    ),
     NODE_ENV: 'production',
     DATABASE_URL,
     DATABASE_SCHEMA: schemaOf(name),

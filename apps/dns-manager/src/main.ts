@@ -1,4 +1,3 @@
-import '@quartet/core/relaunch' // first: may re-execute node with its heap flags (core v8-flags.ts)
 import { databaseOptions } from '@quartet/core/db'
 import { startPeriodicJob } from '@quartet/core/jobs'
 import { migrationsDirFrom, runService } from '@quartet/core/service'

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
-import { parseTimestamptz } from './time-text.ts'
 
 export interface DatabaseOptions {
   url: string
@@ -210,11 +209,6 @@ class DeadlinePool extends pg.Pool {
   }
 }
 
-function textTypeParser(oid: number, format?: 'text' | 'binary'): unknown {
-  if (oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary') return parseTimestamptz
-  return pg.types.getTypeParser(oid, format as 'text')
-}
-
 /** How long a pool must have been idle before `end` closes it (see DeadlinePool.end). */
 const DRAIN_QUIET_MS = 100
 /** The longest `end` waits for work under way (each query has its own deadline too). */
@@ -244,9 +238,6 @@ export function createPgPool(
     connectionTimeoutMillis: Math.max(ESTABLISH_TIMEOUT_MS, connectTimeoutMs, firstConnectTimeoutMs ?? 0),
     // Keep-alive probes find a peer that vanished without a FIN (a partition, a killed VM).
     keepAlive: true,
-    // The plain-SQL reads get timestamptz parsed without pg's regular expressions (same Dates);
-    // Prisma's adapter sets its own parsers on each of its queries.
-    types: { getTypeParser: textTypeParser as typeof pg.types.getTypeParser },
   }
   if (queryTimeoutMs > 0) {
     config.statement_timeout = queryTimeoutMs

@@ -276,21 +276,20 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
     registers: [metrics],
   })
 
-  // Labelled series looked up once per (method, route template, status); route templates keep
-  // the set small. prom-client hashes and validates the labels on every inc/observe, even
-  // through labels(): for a hot route that was a tenth of its work. So each series keeps the
-  // record prom-client exports it from (its hashMap entry, which holds our labels object) and
-  // counts into it directly; a reset of the metric (a new hashMap) makes it look the entry up
-  // again. Should prom-client ever store its series differently, the public calls are used.
+  // Each (method, route template, status) keeps prom-client's child objects (labels()), so the
+  // labels are checked once per series rather than looked up anew per answer; route templates
+  // keep the set small.
   const series = new Map<string, Series>()
   const observe = (method: string, route: string, status: number, seconds: number) => {
     const key = `${method} ${status} ${route}`
     let found = series.get(key)
     if (!found) {
-      found = new Series({ method, route, status: String(status) }, requests, duration)
+      const labels = { method, route, status: String(status) }
+      found = { requests: requests.labels(labels), duration: duration.labels(labels) }
       series.set(key, found)
     }
-    found.add(seconds)
+    found.requests.inc()
+    found.duration.observe(seconds)
   }
 
   app.use(httpLogger(options.logger))
@@ -465,63 +464,10 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
   return { app, metrics, observe }
 }
 
-type Labels = Record<'method' | 'route' | 'status', string>
-type Internals<Entry> = { hashMap?: Record<string, Entry> }
-type CounterEntry = { labels: object; value: number }
-type HistogramEntry = { labels: object; bucketValues: Record<string, number>; sum: number; count: number }
-
 /** One labelled series of the request counter and duration histogram (see createHttpApp). */
-class Series {
-  private counterMap: object | undefined
-  private counterEntry: CounterEntry | undefined
-  private histogramMap: object | undefined
-  private histogramEntry: HistogramEntry | undefined
-  private readonly bounds: number[]
-
-  constructor(
-    private readonly labels: Labels,
-    private readonly requests: client.Counter<keyof Labels>,
-    private readonly duration: client.Histogram<keyof Labels>,
-  ) {
-    this.bounds = (duration as unknown as { upperBounds?: number[] }).upperBounds ?? []
-  }
-
-  add(seconds: number): void {
-    const counterMap = (this.requests as unknown as Internals<CounterEntry>).hashMap
-    if (counterMap !== this.counterMap || !this.counterEntry) {
-      this.requests.inc(this.labels)
-      this.counterMap = counterMap
-      this.counterEntry = entryOf(counterMap, this.labels)
-    } else this.counterEntry.value += 1
-
-    const histogramMap = (this.duration as unknown as Internals<HistogramEntry>).hashMap
-    const entry = this.histogramEntry
-    if (histogramMap !== this.histogramMap || !entry || !Number.isFinite(seconds)) {
-      this.duration.observe(this.labels, seconds)
-      this.histogramMap = histogramMap
-      this.histogramEntry = entryOf(histogramMap, this.labels)
-      return
-    }
-    entry.sum += seconds
-    entry.count += 1
-    const bounds = this.bounds
-    for (let i = 0; i < bounds.length; i++) {
-      if (seconds <= bounds[i]!) {
-        entry.bucketValues[bounds[i]!]! += 1
-        return
-      }
-    }
-  }
-}
-
-/** prom-client's record of a series, found by the labels object it keeps (undefined if it keeps none). */
-function entryOf<Entry extends { labels: object }>(
-  map: Record<string, Entry> | undefined,
-  labels: object,
-): Entry | undefined {
-  if (!map || typeof map !== 'object') return undefined
-  for (const key in map) if (map[key]?.labels === labels) return map[key]
-  return undefined
+interface Series {
+  requests: { inc(): void }
+  duration: { observe(seconds: number): void }
 }
 
 const missingHost = (req: IncomingMessage) => req.headers.host === undefined && req.httpVersion === '1.1'

@@ -1,4 +1,3 @@
-import './v8-flags.ts'
 import path from 'node:path'
 import type { Express } from 'express'
 import { dependencyFailure } from './errors.ts'
@@ -6,8 +5,6 @@ import { serve, type Serving } from './http.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
 import { applyMigrations } from './migrate.ts'
-import { collectStartUpGarbage, scavengeWhenIdle } from './start-up-gc.ts'
-import { keepTickObjectClass } from './tick-class.ts'
 
 /** The config every app shares (see config.ts `baseConfigShape`). */
 export interface BaseConfig {
@@ -82,8 +79,6 @@ export async function runService<C extends BaseConfig>(options: {
   migrationsDir: string
   build: (runtime: ServiceRuntime<C>) => Promise<BuiltService> | BuiltService
 }): Promise<Serving> {
-  // Before anything that could run a full collection (migrations, Prisma's start).
-  keepTickObjectClass()
   let config: C
   try {
     config = options.loadConfig()
@@ -119,8 +114,6 @@ export async function runService<C extends BaseConfig>(options: {
       kv,
       whenAvailable: (what, work) => whenAvailable(logger, what, work),
     })
-    collectStartUpGarbage()
-    const stopScavenging = scavengeWhenIdle()
     return await serve(built.app, {
       port: config.PORT,
       host: config.HOST,
@@ -129,7 +122,7 @@ export async function runService<C extends BaseConfig>(options: {
       shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
       metricsPort: config.METRICS_PORT,
       metricsHost: config.METRICS_HOST,
-      onShutdown: [async () => stopScavenging(), () => built.close(), () => kv.close()],
+      onShutdown: [() => built.close(), () => kv.close()],
     })
   } catch (err) {
     logger.fatal({ err }, 'start-up failed')

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { EMBEDDED_DEADLINES } from '@quartet/core/db'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '@quartet/core/embedded-postgres'
+import { SERVICE_ENVIRONMENT, SERVICE_NODE_FLAGS } from './runtime-settings.ts'
 import { appDir, REPO_ROOT, SERVICES, type ServiceSpec } from './services.ts'
 
 /** Two of Caddy's 1 s health intervals: long enough for a restarted replica to be taken back in. */
@@ -136,10 +137,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         // error's stack through it, which cost each service 10–70 MB (bench/memory, BENCHMARKS.md).
         // Stacks still name the functions (only whitespace and comments are minified); for mapped
         // positions run `node --enable-source-maps apps/<app>/dist/main.js`, or `pnpm dev`.
-        [entry]
+        // The image's V8 flags (runtime-settings.ts).
+        [...SERVICE_NODE_FLAGS, entry]
     const child = spawn(process.execPath, args, {
       cwd: dir,
-      env: { ...env, [`${spec.envPrefix}_PORT`]: String(port), PORT: String(port) },
+      // The image's malloc settings, unless the operator set their own.
+      env: { ...SERVICE_ENVIRONMENT, ...env, [`${spec.envPrefix}_PORT`]: String(port), PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const label = replicas > 1 ? `${spec.name}#${replica + 1}` : spec.name

@@ -14,7 +14,7 @@ const CHUNK = 1024 * 1024
  * Why not one buffer a chunk there too: each 1 MiB buffer was memory outside V8's heap that
  * only a full collection gives back, so V8 ran one every few dozen MiB sent (a quarter of the
  * process's CPU during a download, in `perf`), and glibc handed each buffer out as a fresh
- * mapping (MALLOC_MMAP_THRESHOLD_ is 128 KiB, core malloc-env.ts) that faulted in page by page.
+ * mapping (with MALLOC_MMAP_THRESHOLD_ at 128 KiB, as the image sets it) that faulted in page by page.
  * Measured with bench/pickup-share on Node 24.21: 0.53-0.69 of nginx's speed before.
  *
  * A file that turns out shorter than the range ends the stream early; the caller counts what
