@@ -399,6 +399,7 @@ export class ShareService {
         linkTokenHash: hashOf(token),
         maxDownloads,
         limitSize: req.limitSize ?? false,
+        passwordHash: null,
         createdAt: now,
         expiresAt,
         files,
