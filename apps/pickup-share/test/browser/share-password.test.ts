@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { captureLogger } from '@quartet/core/testing'
-import { type Harness, startHarness, testDeps } from '../support/harness.ts'
+import { ADMIN_PASSWORD, type Harness, startHarness, testDeps } from '../support/harness.ts'
 import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
 
 // Issue 47 item 1 in a real browser: a sender sets a password on the send page; a receiver in
@@ -136,6 +136,18 @@ describeBrowser('a password-protected share in the browser (chromium)', () => {
     await zh.page.getByTestId('unlock').click()
     await zh.page.getByTestId('manifest').waitFor()
     await zh.context.close()
+
+    // The admin's list marks the share as protected, and shows nothing of the password.
+    const adminPage = await newPage()
+    await adminPage.page.goto('/admin')
+    await adminPage.page.getByTestId('password').fill(ADMIN_PASSWORD)
+    await adminPage.page.getByTestId('login').click()
+    await adminPage.page.getByTestId('shares-table').waitFor()
+    const row = adminPage.page.getByTestId('shares-table').locator('tr', { hasText: code })
+    await expect(row.getByTestId('protected-badge').textContent()).resolves.toBe('password')
+    expect(await adminPage.page.content()).not.toContain(PASSWORD)
+    for (const v of await axeSerious(adminPage.page)) throw new Error(v)
+    await adminPage.context.close()
 
     // Downloads went through the access grant: the password was never in a URL, nor logged.
     expect(urls.some((u) => u.includes('/api/download?') && u.includes('access='))).toBe(true)

@@ -1,3 +1,4 @@
+import { type KeyValueStore, MemoryKeyValueStore } from '@quartet/core/kv'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 // Issue 47 item 1: wrong share passwords are bounded per address and per share with the same
@@ -141,5 +142,40 @@ describe('password guessing under parallel requests on two instances', () => {
       ),
     )
     expect(statuses).toEqual(Array.from({ length: PER_ADDRESS * 2 }, () => 200))
+  })
+
+  it('when Redis refuses the password counters, then each process counts alone and still exactly', async () => {
+    // A kv that is down for the password counters only (the rest of the app keeps working).
+    const inner = new MemoryKeyValueStore()
+    const down = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop !== 'hitWindow') return Reflect.get(target, prop, receiver)
+        return (key: string, ...rest: [number, number]) =>
+          key.startsWith('pw:')
+            ? Promise.reject(new Error('kv not connected (reconnecting)'))
+            : target.hitWindow(key, ...rest)
+      },
+    }) as unknown as KeyValueStore
+    const alone = await startHarness(deps, {
+      strictGuessLimits: true,
+      guessWaitMs: 10_000,
+      kv: down,
+      config: { BLOB_DIR: h.config.BLOB_DIR },
+    })
+    try {
+      const { code } = await protectedShare()
+      const target = { url: alone.url }
+      const statuses = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          api(target, 'POST', '/api/take', { code, password: `wrong-${i}` }, from('198.51.100.77')).then(
+            (r) => r.status,
+          ),
+        ),
+      )
+      expect(statuses.filter((s) => s === 403)).toHaveLength(PER_ADDRESS)
+      expect(statuses.filter((s) => s === 429)).toHaveLength(30 - PER_ADDRESS)
+    } finally {
+      await alone.close()
+    }
   })
 })
