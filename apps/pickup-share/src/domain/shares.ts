@@ -477,7 +477,7 @@ export class ShareService {
   async take(code: string, address: string, unlock: ShareUnlock = {}): Promise<TakeAnswer> {
     const s = await this.d.settings.get()
     const share = await this.checkCode(code, address, s)
-    await this.d.passwords.unlock(share, unlock, address, s)
+    await this.unlock(share, unlock, address, s)
     return this.takeAnswerOf(share)
   }
 
@@ -488,8 +488,17 @@ export class ShareService {
    */
   async takeByLink(token: string, address: string, unlock: ShareUnlock = {}): Promise<TakeAnswer> {
     const share = await this.shareOfLink(token)
-    await this.d.passwords.unlock(share, unlock, address, await this.d.settings.get())
+    await this.unlock(share, unlock, address)
     return this.takeAnswerOf(share)
+  }
+
+  /**
+   * A protected share's password or grant (SharePasswords); a share without a password costs
+   * nothing here, not even the settings' read.
+   */
+  private async unlock(share: ShareRecord, unlock: ShareUnlock | undefined, address: string, s?: TSettings) {
+    if (share.passwordHash === null) return
+    await this.d.passwords.unlock(share, unlock ?? {}, address, s ?? (await this.d.settings.get()))
   }
 
   /** The answer of a take; a protected share's carries the access grant for its downloads. */
@@ -506,7 +515,7 @@ export class ShareService {
     if (!file) throw new ApiError('file_not_found', 'no such file in this share')
     if (isUsedUp(share) && !(await this.d.transfers.hasLive({ shareId: share.id, path, receiver })))
       throw shareUsedUp()
-    await this.d.passwords.unlock(share, req.unlock ?? {}, receiver, await this.d.settings.get())
+    await this.unlock(share, req.unlock, receiver)
     return this.serveFile(share, file, receiver, req)
   }
 
@@ -560,7 +569,7 @@ export class ShareService {
     }
     await this.d.guard.succeeded(ticket)
     // The code was right (its check given back): now the password, under its own budgets.
-    await this.d.passwords.unlock(share, req.unlock ?? {}, address, s)
+    await this.unlock(share, req.unlock, address, s)
     return this.serveFile(share, file, address, req)
   }
 
@@ -684,7 +693,7 @@ export class ShareService {
     const share = await this.downloadableShare(by, receiver)
     const key = { shareId: share.id, path: ARCHIVE_TRANSFER_PATH, receiver }
     if (isUsedUp(share) && !(await this.d.transfers.hasLive(key))) throw shareUsedUp()
-    await this.d.passwords.unlock(share, req.unlock ?? {}, receiver, await this.d.settings.get())
+    await this.unlock(share, req.unlock, receiver)
     const files = [...share.files]
     const drivers = await Promise.all(files.map((f) => this.d.instances.driver(f.storeInstance)))
     const openFile = async (i: number): Promise<Readable> => {
