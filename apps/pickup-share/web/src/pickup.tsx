@@ -395,9 +395,9 @@ export function PickupPage() {
           </p>
         )}
         {locked && (
-          <div class="field password-field">
-            <label for="share-password">{t('pickup.password')}</label>
-            <div class="code-row">
+          <>
+            <div class="field" style={{ marginTop: '16px' }}>
+              <label for="share-password">{t('pickup.password')}</label>
               <input
                 ref={passwordInput}
                 id="share-password"
@@ -410,19 +410,21 @@ export function PickupPage() {
                 onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
                 data-testid="password-input"
               />
+              <span id="password-hint" class="muted small">
+                {t('pickup.passwordHint')}
+              </span>
+              {passwordProblem && (
+                <p id="password-problem" class="alert error" role="alert" data-testid="password-problem">
+                  {passwordProblem}
+                </p>
+              )}
+            </div>
+            <div class="actions">
               <button type="submit" disabled={busy} data-testid="unlock">
                 {busy ? t('pickup.checking') : t('pickup.unlock')}
               </button>
             </div>
-            <span id="password-hint" class="muted small">
-              {t('pickup.passwordHint')}
-            </span>
-            {passwordProblem && (
-              <p id="password-problem" class="alert error" role="alert" data-testid="password-problem">
-                {passwordProblem}
-              </p>
-            )}
-          </div>
+          </>
         )}
       </form>
     </section>
