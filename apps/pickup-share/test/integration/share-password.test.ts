@@ -214,7 +214,7 @@ describe('every download of a protected share', () => {
     expect(Buffer.from(await preview.arrayBuffer())).toEqual(data[0]!)
   })
 
-  it('when curl and wget download with the grant from take (and curl with the header), then the files arrive whole', async () => {
+  it('when curl, wget and aria2c download with the grant from take (curl resuming a cut one), or curl and wget with the header, then the files arrive whole', async () => {
     const { code, files, data } = await protectedShare({ password: PASSWORD, maxDownloads: 10 })
     const { access } = (await api(h, 'POST', '/api/take', { code, password: PASSWORD }, someone())).body
     const dir = mkdtempSync(path.join(os.tmpdir(), 'protected-tools-'))
@@ -238,7 +238,20 @@ describe('every download of a protected share', () => {
         path.join(dir, 'wget-header'),
         bare,
       ])
-      for (const name of ['curl-grant', 'wget-grant', 'curl-header', 'wget-header'])
+      // A cut download resumed with curl -C -, and aria2c's parallel ranges, with the grant alone.
+      const cut = path.join(dir, 'curl-resumed')
+      await run('curl', ['-sfS', '-r', '0-999', '-o', cut, url])
+      expect(readFileSync(cut)).toHaveLength(1000)
+      await run('curl', ['-sfS', '-C', '-', '-o', cut, url])
+      await run('aria2c', ['-q', '-x2', '-s2', '--min-split-size=1M', '-d', dir, '-o', 'aria2c-grant', url])
+      for (const name of [
+        'curl-grant',
+        'wget-grant',
+        'curl-header',
+        'wget-header',
+        'curl-resumed',
+        'aria2c-grant',
+      ])
         expect(sha256(readFileSync(path.join(dir, name)))).toBe(sha256(data[0]!))
     } finally {
       rmSync(dir, { recursive: true, force: true })
