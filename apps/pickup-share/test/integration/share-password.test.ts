@@ -185,33 +185,49 @@ describe('every download of a protected share', () => {
     expect(await remaining(code)).toBe(1)
   })
 
-  it('when HEAD, a range, download-all and a preview come without the password, then 401; with it, they work', async () => {
+  it('when HEAD, a range, download-all and a preview come without the password, then 401; with a wrong one 403; with the header or the grant, they work', async () => {
     const { code, files, data } = await protectedShare({ password: PASSWORD, files: 2, maxDownloads: 5 })
     const path = files[1]!.pathname
     const { access } = (await api(h, 'POST', '/api/take', { code, password: PASSWORD }, someone())).body
     const receiver = someone()
+    const withHeader = { ...receiver, ...passwordHeader(PASSWORD) }
+    const wrongHeader = { ...receiver, ...passwordHeader('Wrong-Guess-1') }
 
     expect((await get({ code, path }, receiver, 'download', 'HEAD')).status).toBe(401)
+    expect((await get({ code, path }, wrongHeader, 'download', 'HEAD')).status).toBe(403)
+    expect((await get({ code, path }, withHeader, 'download', 'HEAD')).status).toBe(200)
     const head = await get({ code, path, access: access.grant }, receiver, 'download', 'HEAD')
     expect(head.status).toBe(200)
     expect(head.headers.get('content-length')).toBe(String(data[1]!.length))
 
     expect((await get({ code, path }, { ...receiver, range: 'bytes=10-19' })).status).toBe(401)
+    expect((await get({ code, path }, { ...wrongHeader, range: 'bytes=10-19' })).status).toBe(403)
+    const rangeByHeader = await get({ code, path }, { ...withHeader, range: 'bytes=0-9' })
+    expect(rangeByHeader.status).toBe(206)
+    expect(Buffer.from(await rangeByHeader.arrayBuffer())).toEqual(data[1]!.subarray(0, 10))
     const range = await get({ code, path, access: access.grant }, { ...receiver, range: 'bytes=10-19' })
     expect(range.status).toBe(206)
     expect(Buffer.from(await range.arrayBuffer())).toEqual(data[1]!.subarray(10, 20))
 
     expect((await get({ code }, receiver, 'download-all')).status).toBe(401)
     expect((await get({ code }, receiver, 'download-all', 'HEAD')).status).toBe(401)
+    expect((await get({ code }, wrongHeader, 'download-all')).status).toBe(403)
+    expect((await get({ code, access: access.grant }, receiver, 'download-all', 'HEAD')).status).toBe(200)
+    expect((await get({ code }, withHeader, 'download-all', 'HEAD')).status).toBe(200)
     const zip = await get({ code }, { ...receiver, ...passwordHeader(PASSWORD) }, 'download-all')
     expect(zip.status).toBe(200)
     expect(zip.headers.get('content-type')).toBe('application/zip')
     await zip.arrayBuffer()
 
     expect((await get({ code, path: files[0]!.pathname }, receiver, 'preview')).status).toBe(401)
+    expect((await get({ code, path: files[0]!.pathname }, wrongHeader, 'preview')).status).toBe(403)
+    expect((await get({ code, path: files[0]!.pathname }, withHeader, 'preview', 'HEAD')).status).toBe(200)
     const preview = await get({ code, path: files[0]!.pathname, access: access.grant }, receiver, 'preview')
     expect(preview.status).toBe(200)
     expect(Buffer.from(await preview.arrayBuffer())).toEqual(data[0]!)
+    // Four wrong headers above spent no download: the receiver's two files and the ZIP were
+    // each one download (the HEADs none), so 5 − 3 are left.
+    expect(await remaining(code)).toBe(2)
   })
 
   it('when curl, wget and aria2c download with the grant from take (curl resuming a cut one), or curl and wget with the header, then the files arrive whole', async () => {
