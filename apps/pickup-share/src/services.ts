@@ -272,6 +272,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     logger,
     adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
     guard,
+    passwords,
     ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX ?? DEFAULT_IPV6_PREFIX,
     gate,
     resumable,

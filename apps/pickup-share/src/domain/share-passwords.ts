@@ -28,6 +28,14 @@ export interface AccessGrant {
   expiresAt: Date
 }
 
+/** What the password checks report, for metrics (see http/metrics.ts). */
+export interface PasswordObserver {
+  /** A wrong password was compared (it spent both budgets). */
+  failure?(): void
+  /** A check refused with 429 before comparing: the address's or the share's budget is spent. */
+  refused?(reason: 'password_address' | 'password_share'): void
+}
+
 /** How long a check waits for checks of its address or share in flight before it is refused. */
 const IN_FLIGHT_WAIT_MS = 1500
 const GRANT_VERSION = 'a1'
@@ -59,9 +67,25 @@ export class SharePasswords {
   /** Checks admitted and not yet ended in this process, per counter key. */
   private readonly inFlight = new Map<string, number>()
   private readonly waiters = new Set<() => void>()
+  private readonly observers = new Set<PasswordObserver>()
 
   constructor(private readonly d: SharePasswordsDeps) {
     this.grantKey = createHmac('sha256', d.secret).update('pickup-share share access grant').digest()
+  }
+
+  observe(observer: PasswordObserver): () => void {
+    this.observers.add(observer)
+    return () => this.observers.delete(observer)
+  }
+
+  private emit(call: (o: PasswordObserver) => void): void {
+    for (const o of this.observers) {
+      try {
+        call(o)
+      } catch {
+        // a metric must never fail a request
+      }
+    }
   }
 
   /** The stored form of a new share's password: scrypt with a random salt (core's hashPassword). */
@@ -101,6 +125,7 @@ export class SharePasswords {
       return
     }
     this.ended(ticket)
+    this.emit((o) => o.failure?.())
     throw new ApiError('share_password_wrong', 'the password is not right for this share', {
       protected: true,
     })
@@ -151,9 +176,9 @@ export class SharePasswords {
       const ticket: PasswordTicket = { keys, addressHit, shareHit, windowMs }
       const over =
         addressHit.count > s.passwordFailuresPerIp
-          ? { reason: 'password_address', hit: addressHit, limit: s.passwordFailuresPerIp }
+          ? { reason: 'password_address' as const, hit: addressHit, limit: s.passwordFailuresPerIp }
           : shareHit.count > s.passwordFailuresPerShare
-            ? { reason: 'password_share', hit: shareHit, limit: s.passwordFailuresPerShare }
+            ? { reason: 'password_share' as const, hit: shareHit, limit: s.passwordFailuresPerShare }
             : null
       if (!over) {
         for (const key of [keys.address, keys.share])
@@ -169,6 +194,7 @@ export class SharePasswords {
         await this.settled(waitMs)
         continue
       }
+      this.emit((o) => o.refused?.(over.reason))
       throw limitExceeded(
         over.reason === 'password_address'
           ? 'too many wrong share passwords from this address; try again later'

@@ -1,4 +1,6 @@
 import { type KeyValueStore, MemoryKeyValueStore } from '@quartet/core/kv'
+import { Registry } from 'prom-client'
+import { registerPasswordMetrics } from '../../src/http/metrics.ts'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 // Issue 47 item 1: wrong share passwords are bounded per address and per share with the same
@@ -12,6 +14,19 @@ const PER_SHARE = 9
 const CODE_BUDGET = 3
 let h: Harness
 let other: Harness
+/** Each instance's password metrics (as each replica's /metrics would show them). */
+const registries: Registry[] = []
+
+/** A counter summed over both instances. */
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  let sum = 0
+  for (const registry of registries) {
+    const found = (await registry.getMetricsAsJSON()).find((m) => m.name === name)
+    const value = found?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+    sum += Number(value?.value ?? 0)
+  }
+  return sum
+}
 
 beforeAll(async () => {
   // The checks in flight get time to end before the ones waiting behind them are answered (a
@@ -25,6 +40,11 @@ beforeAll(async () => {
   }
   h = await startHarness(deps, patient)
   other = await startHarness(deps, { ...patient, config: { BLOB_DIR: h.config.BLOB_DIR } })
+  for (const instance of [h, other]) {
+    const registry = new Registry()
+    registerPasswordMetrics(registry, instance.services.passwords)
+    registries.push(registry)
+  }
   // The code budget is wide during the bursts (their right codes are checked in parallel on two
   // instances, and a code check waits only for those in flight in its own process); the first
   // test narrows it afterwards to show that the bursts spent none of it.
@@ -78,6 +98,10 @@ describe('password guessing under parallel requests on two instances', () => {
       other: [],
       reasons: ['password_address'],
     })
+    expect(await metric('pickup_share_password_failures_total')).toBe(PER_ADDRESS)
+    expect(await metric('pickup_share_password_refused_total', { reason: 'password_address' })).toBe(
+      30 - PER_ADDRESS,
+    )
     // The address's password budget is spent: the right password waits too (429), with Retry-After.
     const right = await api(h, 'POST', '/api/take', { code, password: PASSWORD }, from(ip))
     expect(right.status).toBe(429)
