@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { captureLogger } from '@quartet/core/testing'
-import { ADMIN_PASSWORD, type Harness, startHarness, testDeps } from '../support/harness.ts'
+import { ADMIN_PASSWORD, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
 
 // Issue 47 item 1 in a real browser: a sender sets a password on the send page; a receiver in
@@ -156,6 +156,27 @@ describeBrowser('a password-protected share in the browser (chromium)', () => {
       expect(u).not.toContain(encodeURIComponent(PASSWORD))
     }
     expect(JSON.stringify(log.lines)).not.toContain(PASSWORD)
+    expect(pageErrors).toEqual([])
+  })
+
+  it('when the password is asked and another code is typed instead, then that share opens afresh', async () => {
+    const shareOf = async (name: string, password?: string) => {
+      const { file } = await uploadFile(h, { name, data: Buffer.from(name) })
+      const res = await api(h, 'POST', '/api/share', { files: [file], ...(password ? { password } : {}) })
+      return res.body.code as string
+    }
+    const locked = await shareOf('locked.txt', PASSWORD)
+    const open = await shareOf('open.txt')
+    const { context, page } = await newPage()
+    await page.goto('/pickup')
+    await page.getByTestId('code-input').fill(locked)
+    await page.getByTestId('open').click()
+    await page.getByTestId('password-input').waitFor()
+    await page.getByTestId('code-input').fill(open)
+    await page.getByTestId('open').click()
+    await page.getByTestId('manifest').waitFor()
+    await expect(page.getByTestId('manifest').textContent()).resolves.toContain('open.txt')
+    await context.close()
     expect(pageErrors).toEqual([])
   })
 })

@@ -115,6 +115,14 @@ export function PickupPage() {
 
   function submitPassword() {
     if (!locked) return
+    // Another code typed meanwhile: open that one afresh (it may need no password, or another).
+    if ('code' in locked && locked.code !== code) {
+      setLocked(null)
+      setPassword('')
+      setPasswordProblem(null)
+      void open(code)
+      return
+    }
     if (!password) {
       setPasswordProblem(t('pickup.passwordRequired'))
       return
