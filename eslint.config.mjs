@@ -1,4 +1,4 @@
-// One flat config for the whole monorepo (ESLint 9 + typescript-eslint).
+// One flat config for the whole monorepo (ESLint 10 + typescript-eslint).
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 

@@ -4,15 +4,16 @@
 // suites of core and the four apps again on the engines floor (the Node running this script: 20
 // on CI's machines). What runs where, and why, is in the README's "Tests" section.
 //
-// Phase 1 runs three lanes side by side; a lane is one `turbo run test --only --concurrency=1`
+// Phase 1 runs five lanes side by side; a lane is one `turbo run test --only --concurrency=1`
 // over some packages, whose time is mostly waiting (services starting, browsers, timeouts), so
-// three at once take far less than three in a row. Lanes cannot meet: each has its own database
-// on the same server (every test file migrates a schema of its own, but the stack and fuzz suites
+// five at once take far less than five in a row. Lanes cannot meet: each has its own database on
+// the same server (every test file migrates a schema of its own, but the stack and fuzz suites
 // use the services' fixed schemas and need theirs to themselves) and its own Redis logical
 // database; builds are done before (`--only`: no lane rebuilds what another runs).
-//   - image:  core and the apps, browser suites included, on Node 24
-//   - stack:  the launcher, Caddy, replica, fresh-clone and fuzz suites, on Node 24
-//   - floor:  core and the apps without the browser suites, on Node 20
+//   - pickup-share, browser suites included, on Node 24 (its suite alone is as long as the rest)
+//   - core, design-archive, key-info and dns-manager, browser suites included, on Node 24
+//   - the launcher, Caddy, replica, fresh-clone and fuzz suites, on Node 24
+//   - the same two app lanes without the browser suites on Node 20
 // Phase 2: the fault suite, alone (its assertions are latency budgets: beside a lane they would
 // measure the neighbour). Phase 3: the container test, alone (its image builds load the machine;
 // its services run the images' own Node, so it runs once).
@@ -35,7 +36,11 @@ const serial = process.env.QUARTET_TEST_SERIAL === '1'
 const turboArgs = process.argv.slice(2)
 const planOnly = process.env.QUARTET_TEST_PLAN === '1'
 
-const APPS_AND_CORE = ['@quartet/core', './apps/*'].map((f) => `--filter=${f}`)
+/** pickup-share's suite is as long as the other apps' and core's together: a lane of its own. */
+const SHARE = ['--filter=@quartet/pickup-share']
+const OTHERS = ['@quartet/core', '@quartet/design-archive', '@quartet/key-info', '@quartet/dns-manager'].map(
+  (f) => `--filter=${f}`,
+)
 const STACK = ['@quartet/stack', '@quartet/fuzz'].map((f) => `--filter=${f}`)
 const BROWSER_SUITES = '--testPathIgnorePatterns=/test/browser/'
 
@@ -78,13 +83,13 @@ function plan() {
       },
     ]
   const phase1 = [
-    { name: `node${image}`, major: image, args: APPS_AND_CORE },
+    { name: `node${image}_share`, major: image, args: SHARE },
+    { name: `node${image}`, major: image, args: OTHERS },
     { name: `node${image}_stack`, major: image, args: STACK },
-    ...floors.map((major) => ({
-      name: `node${major}`,
-      major,
-      args: [...APPS_AND_CORE, '--', BROWSER_SUITES],
-    })),
+    ...floors.flatMap((major) => [
+      { name: `node${major}_share`, major, args: [...SHARE, '--', BROWSER_SUITES] },
+      { name: `node${major}`, major, args: [...OTHERS, '--', BROWSER_SUITES] },
+    ]),
   ]
   return [
     { together: !serial, lanes: phase1 },

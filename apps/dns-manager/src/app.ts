@@ -17,7 +17,7 @@ import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restHotRoutes, restRouter } from './http/rest.ts'
-import { rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
+import { type RpcHttpAnswer, rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
 import { answerMemos } from './http/answer-memo.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
@@ -157,7 +157,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
   })
 
   // Whole answers of repeated read-only requests, while the views they were made of are current.
-  const memos = answerMemos(views)
+  const memos = answerMemos<RpcHttpAnswer>(views)
   const rpcOptions = { maxBatch: config.RPC_MAX_BATCH, memo: memos.rpc }
   const graphql = createGraphQL(operations, pipeline, {
     memo: memos.graphql,

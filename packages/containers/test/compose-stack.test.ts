@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
+import { describeWhen } from '@quartet/core/testing'
 
 // The compose stack as an operator runs it, on a machine with no image registry: the base image
 // made locally (infra/docker/make-base-image.sh), stand-ins for the third-party images made from
@@ -24,10 +25,18 @@ const COMPOSE_FILES = [
 ].flatMap((f) => ['-f', f])
 
 const have = (cmd: string, args: string[]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0
-const haveDocker = have('docker', ['info', '--format', '{{.ServerVersion}}'])
-const haveTools = have('docker-compose', ['version', '--short']) && have('dig', ['-v'])
-// A missing engine or tool fails under CI (beforeAll says which); elsewhere the suite is skipped.
-const describeWith = (haveDocker && haveTools) || process.env.CI ? describe : describe.skip
+const NEEDS = {
+  programs: [
+    {
+      name: 'docker',
+      debian: 'docker.io',
+      runs: ['info', '--format', '{{.ServerVersion}}'],
+      hint: 'its engine must answer: .ci/run starts dockerd; locally, start docker',
+    },
+    { name: 'docker-compose', debian: 'docker-compose', runs: ['version', '--short'] },
+    { name: 'dig', debian: 'dnsutils' },
+  ],
+}
 
 // ---------------------------------------------------------------------------------------------
 // Programs
@@ -304,14 +313,8 @@ async function stackReady(): Promise<boolean | undefined> {
 
 const extraContainers: string[] = []
 
-describeWith('the compose stack in containers (docker-compose.yml + docker-compose.s3.yml)', () => {
+describeWhen(NEEDS, 'the compose stack in containers (docker-compose.yml + docker-compose.s3.yml)', () => {
   beforeAll(async () => {
-    if (!haveDocker)
-      throw new Error(
-        'no Docker engine answers `docker info` (.ci/run starts dockerd; locally: start docker)',
-      )
-    if (!haveTools) throw new Error('docker-compose and dig are needed (Debian: docker-compose, dnsutils)')
-
     if (!have('docker', ['image', 'inspect', BASE_IMAGE])) {
       if (process.getuid?.() !== 0)
         throw new Error(`${BASE_IMAGE} is missing: run sudo infra/docker/make-base-image.sh once`)
@@ -349,7 +352,6 @@ describeWith('the compose stack in containers (docker-compose.yml + docker-compo
   })
 
   afterAll(async () => {
-    if (!haveDocker) return
     for (const name of extraContainers) await run('docker', ['rm', '-f', name], { check: false })
     if (composeEnv.PROXY_PORT) await compose(['down', '-v', '--remove-orphans'], { check: false })
   })

@@ -183,7 +183,7 @@ function publicMessage(err: ApiError, casing: 'title' | 'lower'): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Envelopes. DESIGN.md "Errors": each service renders its own shape from the same ApiError.
+// Envelopes (README "Errors"): each service renders its own shape from the same ApiError.
 // ---------------------------------------------------------------------------------------------
 
 export type EnvelopeStyle = 'status' | 'code' | 'rest'

@@ -12,6 +12,16 @@ import { createLogger, type Logger } from './log.ts'
 import { metricsRegistryOf } from './http.ts'
 import { applyMigrations } from './migrate.ts'
 
+export {
+  describeWhen,
+  type FileNeed,
+  findProgram,
+  itWhen,
+  missingNeeds,
+  type ProgramNeed,
+  type TestNeeds,
+} from './testing-needs.ts'
+
 /**
  * Test helpers. Data is isolated by making it unique: each test file gets its own Postgres schema
  * (migrated, dropped afterwards) and its own Redis key prefix, so files run in parallel against one
@@ -237,7 +247,8 @@ export async function expectOperationalEndpoints(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dependencies a test owns, to stop and freeze (STYLE 17): never the shared Postgres or Redis.
+// Dependencies a test owns, to stop and freeze: faults are tested with the real process stopped,
+// and never the shared Postgres or Redis, which other test files use at the same time.
 // ---------------------------------------------------------------------------------------------
 
 /** A free TCP port on loopback (free when asked; a test binds it soon after). */

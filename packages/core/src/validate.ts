@@ -4,7 +4,7 @@ import type { z } from 'zod'
 import { ApiError } from './errors.ts'
 
 /**
- * Validation at the edge (STYLE 2): one middleware parses params, query and body with zod and
+ * Validation at the edge only: one middleware parses params, query and body with zod and
  * replaces them with the parsed values, so handlers and the domain trust their types. A failure
  * is 400 bad_request naming every offending field in `details.issues`.
  */

@@ -5,6 +5,7 @@ import { ApiError, dependencyFailure, toApiError } from '../src/errors.ts'
 import { createHttpApp } from '../src/http.ts'
 import { RedisKeyValueStore } from '../src/kv.ts'
 import {
+  itWhen,
   type OwnRedis,
   silentLogger,
   startOwnRedis,
@@ -14,7 +15,8 @@ import {
 } from '../src/testing.ts'
 
 /** The embedded Postgres (no DATABASE_URL) serves one session at a time and cannot cancel a statement. */
-const realPostgres = process.env.QUARTET_TEST_EMBEDDED_PG ? it.skip : it
+const realPostgres = (title: string, fn: jest.ProvidesCallback, timeout?: number) =>
+  itWhen({ postgresServer: true }, title, fn, timeout)
 
 /** Time a promise that must fail: how long it took, and what it threw. */
 async function failure(promise: Promise<unknown>): Promise<{ ms: number; err: unknown }> {

@@ -7,26 +7,27 @@ import {
   RedisKeyValueStore,
   type RedisKeyValueStoreOptions,
 } from '../src/kv.ts'
-import { deleteRedisKeys, startOwnRedis, uniqueName } from '../src/testing.ts'
+import { deleteRedisKeys, describeWhen, startOwnRedis, type TestNeeds, uniqueName } from '../src/testing.ts'
 
 /**
  * ONE contract, two implementations: whatever a service relies on must hold for Redis (production)
- * and memory (single node, no Redis) alike. The Redis half needs REDIS_URL and is skipped without it.
+ * and memory (single node, no Redis) alike. The Redis half needs REDIS_URL (describeWhen).
  */
 
 interface Backend {
   name: string
-  available: boolean
+  needs: TestNeeds
   open(): { kv: KeyValueStore; prefix: string }
 }
 
 const redisUrl = process.env.REDIS_URL
+const REDIS: TestNeeds = { env: ['REDIS_URL'] }
 
 const backends: Backend[] = [
-  { name: 'memory', available: true, open: () => ({ kv: new MemoryKeyValueStore(), prefix: '' }) },
+  { name: 'memory', needs: {}, open: () => ({ kv: new MemoryKeyValueStore(), prefix: '' }) },
   {
     name: 'redis',
-    available: Boolean(redisUrl),
+    needs: REDIS,
     open: () => {
       const prefix = `${uniqueName('kvtest')}:`
       return { kv: RedisKeyValueStore.connect(redisUrl!, prefix), prefix }
@@ -345,17 +346,10 @@ function keyValueStoreContract(backend: Backend): void {
   })
 }
 
-describe.each(backends)('KeyValueStore contract: $name', (backend) => {
-  if (!backend.available) {
-    it.skip(`needs REDIS_URL to run against ${backend.name}`, () => {})
-    return
-  }
-  keyValueStoreContract(backend)
-})
+for (const backend of backends)
+  describeWhen(backend.needs, `KeyValueStore contract: ${backend.name}`, () => keyValueStoreContract(backend))
 
-const describeRedis = redisUrl ? describe : describe.skip
-
-describeRedis('RedisKeyValueStore key prefix', () => {
+describeWhen(REDIS, 'RedisKeyValueStore key prefix', () => {
   it('when counters are changed through Lua scripts, then their keys carry the store prefix too', async () => {
     const prefix = `${uniqueName('kvprefix')}:`
     const kv = RedisKeyValueStore.connect(redisUrl!, prefix)
@@ -379,7 +373,7 @@ describeRedis('RedisKeyValueStore key prefix', () => {
   })
 })
 
-describeRedis('RedisKeyValueStore reconnect', () => {
+describeWhen(REDIS, 'RedisKeyValueStore reconnect', () => {
   it('when the connection is cut and comes back, then onReconnect listeners hear of it, not of the first connect', async () => {
     const kv = RedisKeyValueStore.connect(redisUrl!, `${uniqueName('kvreconnect')}:`)
     const plain = new Redis(redisUrl!)
@@ -405,7 +399,7 @@ describeRedis('RedisKeyValueStore reconnect', () => {
   })
 })
 
-describeRedis('RedisKeyValueStore hitWindow group commit', () => {
+describeWhen(REDIS, 'RedisKeyValueStore hitWindow group commit', () => {
   let kv: RedisKeyValueStore
   let prefix: string
   let commands: number
@@ -636,7 +630,7 @@ describeRedis('RedisKeyValueStore hitWindow group commit', () => {
   })
 })
 
-describeRedis('RedisKeyValueStore hitWindow while not connected', () => {
+describeWhen(REDIS, 'RedisKeyValueStore hitWindow while not connected', () => {
   it('when the connection is gone, then hitWindow fails at once instead of queueing, and works again once back', async () => {
     // No automatic reconnect: the test says when the connection comes back.
     const kv = new RedisKeyValueStore(

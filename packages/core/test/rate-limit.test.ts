@@ -10,25 +10,19 @@ import {
   type RateLimitDecision,
   rateLimitMiddleware,
 } from '../src/rate-limit.ts'
-import { deleteRedisKeys, uniqueName } from '../src/testing.ts'
+import { deleteRedisKeys, describeWhen, uniqueName } from '../src/testing.ts'
 
 const redisUrl = process.env.REDIS_URL
-
-const backends = [
-  { name: 'memory', available: true },
-  { name: 'redis', available: Boolean(redisUrl) },
-] as const
+const REDIS = { env: ['REDIS_URL'] }
 
 function limiterName(): string {
   return `test-${randomBytes(4).toString('hex')}`
 }
 
-describe.each(backends)('createRateLimiter over $name kv', ({ name, available }) => {
-  if (!available) {
-    it.skip('needs REDIS_URL', () => {})
-    return
-  }
+describe('createRateLimiter over memory kv', () => rateLimiterSuite('memory'))
+describeWhen(REDIS, 'createRateLimiter over redis kv', () => rateLimiterSuite('redis'))
 
+function rateLimiterSuite(name: 'memory' | 'redis'): void {
   let kv: KeyValueStore
   let prefix: string
 
@@ -230,11 +224,9 @@ describe.each(backends)('createRateLimiter over $name kv', ({ name, available })
       expect(res.status).toBe(200)
     })
   })
-})
+}
 
-const describeRedis = redisUrl ? describe : describe.skip
-
-describeRedis('createRateLimiter over Redis shared by replicas', () => {
+describeWhen(REDIS, 'createRateLimiter over Redis shared by replicas', () => {
   it('when the Redis connection is lost, then requests are limited in memory at once, and shared again once it is back', async () => {
     const prefix = `${uniqueName('rldown')}:`
     // No automatic reconnect: the test says when the connection comes back.

@@ -6,7 +6,7 @@ function envMs(name: string, fallback: number): number {
   return Number.isFinite(value) && value > 0 ? value : fallback
 }
 
-/** No request may take longer than this, whatever is down (DESIGN: about 2 s, plus the answer). */
+/** No request may take longer than this, whatever is down (README "Deadlines and outages": about 2 s, plus the answer). */
 export const BUDGET_MS = envMs('TEST_FAULTS_BUDGET_MS', 2500)
 /** `/readyz` answers within about 1 s (its checks' deadline, plus the answer itself). */
 export const READY_BUDGET_MS = envMs('TEST_FAULTS_READY_BUDGET_MS', 1100)

@@ -30,8 +30,25 @@ export interface RpcMethod {
 }
 
 /**
- * dns-manager's JSON-RPC methods: the OpenAPI operations whose ids are methods of the
- * operation registry (the REST-only aliases, such as `dns_records.update.patch`, are not).
+ * The names of dns-manager's JSON-RPC methods, read off its OpenAPI document: each operation of
+ * its registry is documented under `/rest/` with the method name as operationId, and a second
+ * route of the same operation (a PATCH or DELETE on the resource URL) as `<name>.<verb>`, which
+ * is not a method (dns-manager's openApiDocument, src/app.ts). Read from the running service, so
+ * the suite drives dns-manager over HTTP only and imports none of its code.
+ */
+export function rpcMethodNames(operations: OperationSpec[]): Set<string> {
+  const rest = operations.filter((op) => op.path.startsWith('/rest/'))
+  const ids = new Set(rest.map((op) => op.id))
+  const isSecondRoute = (op: OperationSpec) => {
+    const verb = `.${op.method.toLowerCase()}`
+    return op.id.endsWith(verb) && ids.has(op.id.slice(0, -verb.length))
+  }
+  return new Set(rest.filter((op) => !isSecondRoute(op)).map((op) => op.id))
+}
+
+/**
+ * dns-manager's JSON-RPC methods: the OpenAPI operations whose ids are method names
+ * (rpcMethodNames; the REST-only aliases, such as `dns_records.update.patch`, are not).
  */
 export function rpcMethods(operations: OperationSpec[], registryNames: ReadonlySet<string>): RpcMethod[] {
   const out: RpcMethod[] = []
@@ -208,6 +225,13 @@ function callMutation(m: RpcMethod): fc.Arbitrary<CallMutation> {
 /** The schema dns-manager serves (from its exported SDL). */
 export function graphqlSchema(sdl: string): GraphQLSchema {
   return buildSchema(sdl)
+}
+
+/** The SDL a running dns-manager publishes (`GET /graphql/schema.graphql`; introspection is off). */
+export async function fetchGraphqlSdl(baseUrl: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/graphql/schema.graphql`, { signal: AbortSignal.timeout(10_000) })
+  if (res.status !== 200) throw new Error(`${baseUrl}/graphql/schema.graphql answered ${res.status}`)
+  return await res.text()
 }
 
 interface RootField {

@@ -1,12 +1,17 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { graphqlSchemaSource } from '@quartet/dns-manager/graphql-schema'
-import { operations as dnsRegistry } from '@quartet/dns-manager/operations'
 import type { FaultStack } from '@quartet/faults/stack'
 import type { ServiceName } from '@quartet/faults/service-process'
 import fc from 'fast-check'
 import { type FuzzCase, credentialsOf, extraCases, restCases } from './cases.ts'
-import { graphqlCases, graphqlSchema, rpcCases, rpcMethods } from './dns-styles.ts'
+import {
+  fetchGraphqlSdl,
+  graphqlCases,
+  graphqlSchema,
+  rpcCases,
+  rpcMethodNames,
+  rpcMethods,
+} from './dns-styles.ts'
 import { describeRequest, toWire } from './draft.ts'
 import type { Fixtures } from './fixtures.ts'
 import { fetchOperations } from './openapi.ts'
@@ -69,10 +74,9 @@ export async function arbitraryFor(
   const operations = await fetchOperations(stack.services[service].url)
   if (!operations.length) throw new Error(`${service} documents no operation`)
   const creds = credentialsOf(service, fixtures)
-  if (stream === 'dns-manager/rpc')
-    return rpcCases(rpcMethods(operations, new Set(dnsRegistry.map((op) => op.name))), creds)
+  if (stream === 'dns-manager/rpc') return rpcCases(rpcMethods(operations, rpcMethodNames(operations)), creds)
   if (stream === 'dns-manager/graphql')
-    return graphqlCases(graphqlSchema(graphqlSchemaSource(dnsRegistry)), creds)
+    return graphqlCases(graphqlSchema(await fetchGraphqlSdl(stack.services[service].url)), creds)
   const arbs: Array<fc.WeightedArbitrary<FuzzCase>> = operations.map((op) => ({
     arbitrary: restCases(service, op, creds),
     weight: 2,

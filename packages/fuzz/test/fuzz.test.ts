@@ -3,9 +3,10 @@ import { SERVICE_NAMES } from '@quartet/faults/service-process'
 import { type FaultStack, startFaultStack } from '@quartet/faults/stack'
 import { type Fixtures, makeFixtures } from '../src/fixtures.ts'
 import { fuzz, parseStreams } from '../src/run.ts'
+import { parseSeed } from '../src/seed.ts'
 
-/** The fixed seed CI runs; FUZZ_SEED picks another, FUZZ_RUNS a longer run (README). */
-const SEED = Number(process.env.FUZZ_SEED ?? 190007)
+/** The fixed seed CI runs; FUZZ_SEED picks another or `random`, FUZZ_RUNS a longer run (README). */
+const { seed: SEED, random: RANDOM_SEED } = parseSeed(process.env.FUZZ_SEED)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 5400)
 const STREAMS = parseStreams(process.env.FUZZ_STREAMS)
 const PATH = process.env.FUZZ_PATH || undefined
@@ -14,6 +15,8 @@ const SURVEY = process.env.FUZZ_SURVEY === '1'
 // The CI seed takes about 2.5 minutes; a longer run (FUZZ_RUNS) gets the time it needs.
 const TEST_TIMEOUT_MS = Math.max(900_000, RUNS * 200)
 const LOG_DIR = path.join(__dirname, '..', 'logs')
+/** The whole run again, a random seed included: what a failure's report starts with. */
+const REPLAY = `FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}${process.env.FUZZ_STREAMS ? ` FUZZ_STREAMS=${process.env.FUZZ_STREAMS}` : ''} pnpm --filter @quartet/fuzz test`
 
 // Limits that would turn most generated requests into 429s are raised: the suite is about
 // what reaches the handlers. The limits themselves have their own tests in each app.
@@ -32,10 +35,10 @@ let stack: FaultStack | undefined
 let fixtures: Fixtures
 
 beforeAll(async () => {
-  if (!Number.isInteger(SEED) || !Number.isInteger(RUNS) || RUNS < 1)
-    throw new Error('FUZZ_SEED and FUZZ_RUNS must be integers (FUZZ_RUNS ≥ 1)')
+  if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error('FUZZ_RUNS must be an integer ≥ 1')
   console.log(
-    `fuzz: seed ${SEED}, ${RUNS} runs, streams ${STREAMS.join(', ')}${PATH ? `, path ${PATH}` : ''}`,
+    `fuzz: seed ${SEED}${RANDOM_SEED ? ' (chosen at random)' : ''}, ${RUNS} runs, streams ${STREAMS.join(', ')}${PATH ? `, path ${PATH}` : ''}\n` +
+      `fuzz: this run again: ${REPLAY}`,
   )
   const t0 = performance.now()
   stack = await startFaultStack('fuzz', SERVICE_NAMES, {
@@ -68,20 +71,23 @@ test(
       survey: SURVEY,
     })
     const failures = results.flatMap((r) => (r.failure ? [r.failure] : []))
-    if (failures.length) throw new Error(`seed ${SEED}\n\n${failures.join('\n\n')}`)
+    if (failures.length) throw new Error(`seed ${SEED} (${REPLAY})\n\n${failures.join('\n\n')}`)
     for (const name of SERVICE_NAMES)
       if (!stack!.services[name].running)
-        throw new Error(`${name} is no longer running\n${stack!.services[name].tail()}`)
+        throw new Error(
+          `${name} is no longer running (seed ${SEED}: ${REPLAY})\n${stack!.services[name].tail()}`,
+        )
     // fast-check stops a stream at the time limit without a failure: that is a run not made.
     const short = results.filter((r) => r.sent < r.runs)
     if (!PATH && short.length)
       throw new Error(
-        short
-          .map(
+        [
+          `seed ${SEED} (${REPLAY})`,
+          ...short.map(
             (r) =>
               `${r.stream}: ${r.sent} of ${r.runs} requests sent in ${Math.round((r.elapsedMs ?? 0) / 1000)} s`,
-          )
-          .join('\n'),
+          ),
+        ].join('\n'),
       )
   },
   TEST_TIMEOUT_MS,

@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
+import { describeWhen } from '@quartet/core/testing'
 import { REPO_ROOT, SERVICES } from '../src/services.ts'
 import { freePort, type Launched, launchStack, serviceLogs } from './launch.ts'
 
@@ -11,6 +12,7 @@ import { freePort, type Launched, launchStack, serviceLogs } from './launch.ts'
  * loopback. Requests go through node's http client so the Host header and the source address are
  * ours to choose.
  */
+const CADDY = { programs: [{ name: 'caddy', debian: 'caddy', runs: ['version'] }] }
 const CADDYFILE = path.join(REPO_ROOT, 'infra/caddy/Caddyfile')
 const HOST_ENV: Record<string, string> = {
   'design-archive': 'DESIGN',
@@ -32,9 +34,7 @@ function get(options: http.RequestOptions): Promise<{ status: number; body: stri
   })
 }
 
-const hasCaddy = spawnSync('caddy', ['version']).status === 0
-
-;(hasCaddy ? describe : describe.skip)('caddy in front of the four services', () => {
+describeWhen(CADDY, 'caddy in front of the four services', () => {
   let stack: Launched
   let caddy: ChildProcess
   let proxyPort: number
@@ -72,7 +72,7 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
         break
       } catch (err) {
         if (Date.now() > deadline)
-          throw new Error(`caddy did not start: ${caddyOutput.join('')} ${String(err)}`)
+          throw new Error(`caddy did not start: ${caddyOutput.join('')} ${String(err)}`, { cause: err })
         await new Promise((r) => setTimeout(r, 200))
       }
     }
@@ -87,7 +87,12 @@ const hasCaddy = spawnSync('caddy', ['version']).status === 0
   it.each(SERVICES.map((s) => [s.defaultHost, s.name]))(
     'when the Host is %s, then %s answers',
     async (host, name) => {
-      const res = await get({ host: '127.0.0.1', port: proxyPort, path: '/openapi.json', headers: { host } })
+      const res = await get({
+        host: '127.0.0.1',
+        port: proxyPort,
+        path: '/openapi.json',
+        headers: { host },
+      })
       expect(res.status).toBe(200)
       // Each service names itself in its OpenAPI document.
       expect(JSON.parse(res.body).info.title).toContain(name)

@@ -1,11 +1,11 @@
-import { execFile, spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { readMigrations } from '@quartet/core/migrate'
-import { uniqueName } from '@quartet/core/testing'
+import { describeWhen, uniqueName } from '@quartet/core/testing'
 import { startCutProxy } from '@quartet/core/testing/cut-proxy'
 import { appDir, SERVICES, type ServiceSpec } from '../src/services.ts'
 import { freePort, type Launched, launchStack, serviceLogs } from './launch.ts'
@@ -18,9 +18,10 @@ import { freePort, type Launched, launchStack, serviceLogs } from './launch.ts'
  */
 const databaseUrl = process.env.DATABASE_URL
 const redisUrl = process.env.REDIS_URL
-const hasCaddy = spawnSync('caddy', ['version']).status === 0
-const missing = !hasCaddy ? 'caddy' : !databaseUrl ? 'DATABASE_URL' : !redisUrl ? 'REDIS_URL' : null
-if (missing) console.warn(`SKIPPING the replicas test: it needs ${missing}`)
+const NEEDS = {
+  programs: [{ name: 'caddy', debian: 'caddy', runs: ['version'] }],
+  env: ['DATABASE_URL', 'REDIS_URL'],
+}
 
 const REPLICAS = 2
 const run = randomBytes(3).toString('hex')
@@ -114,7 +115,7 @@ function servedBy(lines: string[], service: string, pathPrefix: string): number[
   )
 }
 
-;(missing ? describe.skip : describe)(`pnpm start --replicas ${REPLICAS}, through Caddy`, () => {
+describeWhen(NEEDS, `pnpm start --replicas ${REPLICAS}, through Caddy`, () => {
   let stack: Launched
   let proxy: string
   let dataDir: string

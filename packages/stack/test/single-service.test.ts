@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { uniqueName } from '@quartet/core/testing'
+import { describeWhen, uniqueName } from '@quartet/core/testing'
 import { REPO_ROOT } from '../src/services.ts'
 import { freePort } from './launch.ts'
 
@@ -12,10 +12,8 @@ const BUILD = 'pnpm turbo run build --filter=@quartet/key-info'
 const START = 'node apps/key-info/dist/main.js'
 
 const databaseUrl = process.env.DATABASE_URL
-const describeWithDatabase = databaseUrl ? describe : describe.skip
-if (!databaseUrl) console.warn('SKIPPING the single-service test: it needs DATABASE_URL')
 
-describeWithDatabase('one service alone, from a fresh clone (README)', () => {
+describeWhen({ env: ['DATABASE_URL'] }, 'one service alone, from a fresh clone (README)', () => {
   it('when the README’s commands run in a fresh clone, then the service builds (Prisma client included), starts and is ready', async () => {
     const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')
     for (const command of [BUILD, START]) expect(readme).toContain(command)

@@ -13,6 +13,13 @@ export const screenshotDir = (appDir: string) => path.join(appDir, 'test-results
 /** Debian's chromium (`apt-get install chromium`); TEST_CHROMIUM overrides the path. */
 export const CHROMIUM = process.env.TEST_CHROMIUM ?? '/usr/bin/chromium'
 
+/** Chromium as a browser suite's need (`describeWhen` of @quartet/core/testing). */
+export const CHROMIUM_NEED = {
+  name: CHROMIUM,
+  debian: 'chromium',
+  hint: 'TEST_CHROMIUM=<path> names another',
+}
+
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -75,7 +82,7 @@ function buildWeb(appDir: string): void {
       path.join(appDir, 'node_modules', 'vite', 'bin', 'vite.js'),
       'build',
       '--config',
-      path.join(appDir, 'web', 'vite.config.ts'),
+      path.join(appDir, 'web', 'vite.config.mts'),
       '--logLevel',
       'warn',
     ],

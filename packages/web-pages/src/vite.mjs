@@ -52,7 +52,7 @@ export function pagesViteConfig(webDir, options = {}) {
     root: webDir,
     base: '/',
     publicDir: path.join(webDir, 'public'),
-    esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+    oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
     plugins: [precompress()],
     build: {
       outDir: path.join(webDir, '..', 'dist', 'web'),

@@ -1,9 +1,5 @@
-import { promisify } from 'node:util'
-import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib'
-import type { ReleaseRepository, StoredDocument, StoredRelease } from './releases.ts'
-
-const brotli = promisify(brotliCompress)
-const gzipAsync = promisify(gzip)
+import { type CompressedBody, compressBody } from './compression.ts'
+import type { ReleaseRepository, StoredDocument, StoredRelease } from './ports.ts'
 
 /** One document of a release as served: raw and pre-compressed bytes plus validators. */
 export interface ServedDocument {
@@ -28,26 +24,6 @@ export interface ServedRelease {
 export interface CacheLogger {
   info(obj: object, msg: string): void
   warn(obj: object, msg: string): void
-}
-
-export interface CompressedBody {
-  gzip: Buffer
-  br: Buffer
-}
-
-/** The served encodings of one body, at the highest levels: made once per release, never per request. */
-export async function compressBody(body: Buffer): Promise<CompressedBody> {
-  const [gz, br] = await Promise.all([
-    gzipAsync(body, { level: 9 }),
-    brotli(body, {
-      params: {
-        [zlibConstants.BROTLI_PARAM_QUALITY]: zlibConstants.BROTLI_MAX_QUALITY,
-        [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
-        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
-      },
-    }),
-  ])
-  return { gzip: gz, br }
 }
 
 /**

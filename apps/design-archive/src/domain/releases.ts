@@ -2,8 +2,6 @@ import { ApiError } from '@quartet/core/errors'
 import type { Clock } from '@quartet/core/clock'
 import './errors.ts'
 import {
-  type BuiltDocument,
-  type BuiltRelease,
   buildRelease,
   type ContentValidator,
   contentInvalid,
@@ -12,48 +10,8 @@ import {
   validateSources,
 } from './content.ts'
 import { RELEASE_VERSION_PATTERN } from './documents.ts'
-import { type CompressedBody, compressBody } from './release-cache.ts'
-
-export interface ReleaseSummary {
-  version: string
-  publishedAt: Date
-  active: boolean
-  documents: Array<{ name: string; sha256: string; bytes: number; items: number; schemaVersion: string }>
-}
-
-export interface StoredDocument {
-  name: string
-  body: Buffer
-  sha256: string
-  /** gzip and brotli of body, stored at publish (absent for releases published before). */
-  gzip?: Buffer
-  br?: Buffer
-}
-
-/** A release as it is stored: the built documents with their compressed bodies. */
-export interface PublishedRelease extends BuiltRelease {
-  documents: Array<BuiltDocument & CompressedBody>
-}
-
-export interface StoredRelease {
-  version: string
-  publishedAt: Date
-  documents: StoredDocument[]
-}
-
-/** What the domain needs from storage; src/store implements it over Prisma. */
-export interface ReleaseRepository {
-  /** Stores the release and its documents in one transaction; throws release_exists on a taken version. */
-  insert(release: PublishedRelease, options: { activate: boolean }): Promise<void>
-  /** Makes `version` the only active release; false when no such release exists. */
-  activate(version: string): Promise<boolean>
-  list(): Promise<ReleaseSummary[]>
-  activeVersion(): Promise<string | null>
-  load(version: string): Promise<StoredRelease | null>
-  count(): Promise<number>
-  /** Stores the compressed bodies of documents of a release published without them. */
-  storeCompressed(version: string, documents: Array<{ name: string } & CompressedBody>): Promise<void>
-}
+import { compressBody } from './compression.ts'
+import type { ReleaseRepository } from './ports.ts'
 
 export function assertReleaseVersion(version: string): string {
   if (!RELEASE_VERSION_PATTERN.test(version))

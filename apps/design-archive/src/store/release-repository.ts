@@ -1,13 +1,8 @@
 import { ApiError } from '@quartet/core/errors'
 import { quoteIdent, rawAccessOf } from '@quartet/core/db'
 import '../domain/errors.ts'
-import type { CompressedBody } from '../domain/release-cache.ts'
-import type {
-  PublishedRelease,
-  ReleaseRepository,
-  ReleaseSummary,
-  StoredRelease,
-} from '../domain/releases.ts'
+import type { CompressedBody } from '../domain/compression.ts'
+import type { PublishedRelease, ReleaseRepository, ReleaseSummary, StoredRelease } from '../domain/ports.ts'
 import type { Db } from './db.ts'
 
 const isUniqueViolation = (err: unknown) => (err as { code?: unknown })?.code === 'P2002'

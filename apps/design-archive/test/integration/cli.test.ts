@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { useTestDeps } from '@quartet/core/testing'
+import { builtEntry } from '@quartet/core/testing/built'
 import { createDb } from '../../src/store/db.ts'
 import { createReleaseRepository } from '../../src/store/release-repository.ts'
 import { contentDir, copyOfContent, editDocument, migrationsDir } from '../helpers.ts'
 
 const deps = useTestDeps({ migrationsDir, prefix: 'design_cli', createDb })
-const CLI = path.join(__dirname, '..', '..', 'src', 'cli.ts')
+const CLI = builtEntry(path.join(__dirname, '..', '..'), 'cli')
 
 interface CliResult {
   code: number
@@ -14,12 +15,12 @@ interface CliResult {
   stderr: string
 }
 
-/** Runs `tsx src/cli.ts …` against this file's test schema, as an operator would. */
+/** Runs the built CLI (`node dist/cli.js …`) against this file's test schema, as an operator would. */
 function cli(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', CLI, ...args],
+      [CLI, ...args],
       {
         cwd: path.join(__dirname, '..', '..'),
         env: {

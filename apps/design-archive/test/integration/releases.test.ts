@@ -12,9 +12,9 @@ import {
   activateRelease,
   listReleases,
   publishContent,
-  type ReleaseRepository,
   seedBundledContent,
 } from '../../src/domain/releases.ts'
+import type { ReleaseRepository } from '../../src/domain/ports.ts'
 import { createDb } from '../../src/store/db.ts'
 import { createReleaseRepository } from '../../src/store/release-repository.ts'
 import { contentDir, copyOfContent, editDocument, eventually, migrationsDir, validator } from '../helpers.ts'

@@ -54,7 +54,7 @@ describe('design-archive skeleton', () => {
   it('when a second release is made active, then the database refuses two active releases', async () => {
     await expect(
       deps.db.release.create({ data: { version: 'skeleton-1.0.1', active: true } }),
-    ).rejects.toThrow()
+    ).rejects.toThrow(/release_single_active/)
   })
 
   it('when probed, then health, readiness, metrics and the JSON 404 answer in the code envelope', async () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { ApiError } from '@quartet/core/errors'
-import type { Principal } from './accounts.ts'
+import { ACME_CHALLENGE_LABEL, checkAcmeScope } from './acme-scope.ts'
+import type { Principal } from './principal.ts'
 import { planCreate } from './dns-records.ts'
 import type { DomainDeps } from './deps.ts'
 import { normaliseRecordName, ownerLabelOf } from './names.ts'
@@ -10,38 +11,14 @@ import { type SyncDeps, writeRecord } from './sync.ts'
 /**
  * ACME DNS-01 (RFC 8555 §8.4): a client proves control of a name by serving a TXT record at
  * `_acme-challenge.<name>`. The operations here are lego's `httpreq` protocol (present a value,
- * clean it up), and the rule of the ACME-only credential, which may write and delete such TXT
- * records and nothing else.
+ * clean it up). The rule of the ACME-only credential, which may write and delete such TXT
+ * records and nothing else, is in acme-scope.ts: authentication and every record write apply it.
  */
 
-export const ACME_CHALLENGE_LABEL = '_acme-challenge'
 /** The TTL of a challenge RRset: short, so a stale value is not cached past the next attempt. */
 export const ACME_TXT_TTL = 60
-export const ACME_ONLY_MESSAGE =
-  'this is an ACME-only credential: it may add and remove TXT records under _acme-challenge of its subdomains, nothing else'
 /** A DNS-01 value is the unpadded base64url of a SHA-256 digest (43 characters); allow any base64url token. */
 const CHALLENGE_VALUE = /^[A-Za-z0-9_-]{1,255}$/
-
-/** Whether a record name (relative to its subdomain) is a DNS-01 challenge name: `_acme-challenge[.<host>]`. */
-export function isAcmeChallengeName(relativeName: string): boolean {
-  return relativeName === ACME_CHALLENGE_LABEL || relativeName.startsWith(`${ACME_CHALLENGE_LABEL}.`)
-}
-
-const forbidden = (message: string) => new ApiError('credential_scope_forbidden', message)
-
-/**
- * The rule of an `acme` credential, checked by every record write (in every call style) under
- * the subdomain's lock: the record must be a TXT record under `_acme-challenge`, on a subdomain
- * the credential covers (its one subdomain, or any of its account's). Other principals pass.
- */
-export function checkAcmeScope(p: Principal, s: SubdomainRow, record: { type: string; name: string }): void {
-  if (p.scope !== 'acme') return
-  if (p.scopeSubdomainId !== null && p.scopeSubdomainId !== s.id)
-    throw forbidden(
-      `this ACME-only credential is for subdomain ${p.scopeSubdomainId}; it may not change ${s.fullDomain}`,
-    )
-  if (record.type !== 'TXT' || !isAcmeChallengeName(record.name)) throw forbidden(ACME_ONLY_MESSAGE)
-}
 
 /** RFC 8555 §8.4: the TXT value is base64url(SHA-256(key authorization)), without padding. */
 export function dns01TxtValue(keyAuthorization: string): string {

@@ -1,6 +1,6 @@
 import { generateToken, hashToken } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
-import type { Principal } from './accounts.ts'
+import type { Principal } from './principal.ts'
 import type { DomainDeps } from './deps.ts'
 import type { CredentialScope } from './ports.ts'
 import { iso } from './views.ts'

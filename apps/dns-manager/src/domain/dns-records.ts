@@ -1,7 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
-import type { Principal } from './accounts.ts'
+import type { Principal } from './principal.ts'
 import { type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
-import { checkAcmeScope } from './acme.ts'
+import { checkAcmeScope } from './acme-scope.ts'
 import { fqdnOf, MAX_NAME_LENGTH, normaliseRecordName } from './names.ts'
 import type { RecordChange, RecordRow, SubdomainRow } from './ports.ts'
 import {

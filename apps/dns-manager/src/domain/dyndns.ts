@@ -1,6 +1,6 @@
 import { ApiError, toApiError } from '@quartet/core/errors'
 import ipaddr from 'ipaddr.js'
-import type { Principal } from './accounts.ts'
+import type { Principal } from './principal.ts'
 import { createRecord, deleteRecord, updateRecord } from './dns-records.ts'
 import type { DomainDeps } from './deps.ts'
 import { normaliseRecordName, normaliseTarget, ownerLabelOf } from './names.ts'

@@ -154,7 +154,7 @@ function validateCaaValue(tag: (typeof CAA_TAGS)[number], raw: string): string {
   const value = raw.trim()
   if (!value || value.length > 1024) throw bad('content', 'must be 1 to 1024 characters')
   if (tag === 'iodef') {
-    let url: URL | null = null
+    let url: URL | null
     try {
       url = new URL(value)
     } catch {

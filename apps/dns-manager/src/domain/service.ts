@@ -18,7 +18,7 @@ import { uncachedViews } from './views.ts'
 export { issueCredential } from './credentials.ts'
 export { type DomainSettings, PER_PAGE_DEFAULT, PER_PAGE_MAX, VERSION } from './deps.ts'
 export type { RecordPatch } from './dns-records.ts'
-export type { Principal } from './accounts.ts'
+export type { Principal } from './principal.ts'
 export type { Page, RecordView, SubdomainStatus, SubdomainView } from './views.ts'
 
 type Args<F> = F extends (deps: never, ...args: infer A) => unknown ? A : never

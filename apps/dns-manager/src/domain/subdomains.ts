@@ -1,5 +1,5 @@
 import { ApiError } from '@quartet/core/errors'
-import type { Principal } from './accounts.ts'
+import type { Principal } from './principal.ts'
 import { DAY_MS, type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
 import { MAX_NAME_LENGTH, normaliseLabel } from './names.ts'
 import type { RecordFields, SubdomainListRow, SubdomainRow, ZoneRow } from './ports.ts'

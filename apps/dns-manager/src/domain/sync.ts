@@ -1,5 +1,5 @@
 import { ApiError, dependencyFailure } from '@quartet/core/errors'
-import type { Principal } from './accounts.ts'
+import type { Principal } from './principal.ts'
 import type { DomainDeps } from './deps.ts'
 import { fqdnOf, isRegistrableLabel, ownerLabelOf } from './names.ts'
 import type { OwnerStamp, RecordChange, RecordRow, RRsetKey, SubdomainRow } from './ports.ts'

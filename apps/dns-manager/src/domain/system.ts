@@ -1,5 +1,5 @@
 import { ApiError } from '@quartet/core/errors'
-import type { Principal } from './accounts.ts'
+import type { Principal } from './principal.ts'
 import { type DomainDeps, PER_PAGE_MAX, VERSION } from './deps.ts'
 import { normaliseHostname } from './names.ts'
 import { RECORD_TYPES, TTL_DEFAULT, TTL_MAX, TTL_MIN } from './records.ts'

@@ -4,7 +4,6 @@ import client from 'prom-client'
 import type { ViewCache } from '../domain/ports.ts'
 import type { Principal } from '../domain/service.ts'
 import type { Pipeline } from './pipeline.ts'
-import type { RpcHttpAnswer } from './rpc.ts'
 
 /** A kept answer, and how many rate-limit points the request it answers spends. */
 export interface Memoised<T> {
@@ -177,8 +176,11 @@ export async function keptAnswer<T>(
     : { spend: pipeline.prepaid(decisions) }
 }
 
-/** The memos of the two call styles that have them, counted for the scraper. */
-export function answerMemos(views: ViewCache | undefined) {
+/**
+ * The memos of the two call styles that have them, counted for the scraper. `RpcAnswer` is
+ * rpc.ts's answer type, named by the composition root: rpc.ts uses this file, not the reverse.
+ */
+export function answerMemos<RpcAnswer>(views: ViewCache | undefined) {
   const hits = new client.Counter({
     name: 'dns_manager_memoised_answers_total',
     help: 'Read-only requests that found their whole answer kept from the same request before (answer-memo.ts), by call style; one whose rate-limit points were refused then runs its calls as usual',
@@ -190,7 +192,7 @@ export function answerMemos(views: ViewCache | undefined) {
     return views && answerMemo<T>(views, { onHit: () => hits.labels(style).inc() })
   }
   return {
-    rpc: memo<RpcHttpAnswer>('rpc'),
+    rpc: memo<RpcAnswer>('rpc'),
     graphql: memo<Buffer>('graphql'),
     /** Adds the counter to the app's registry. */
     register(target: client.Registry) {

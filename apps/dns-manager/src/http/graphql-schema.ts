@@ -49,8 +49,7 @@ type AcmeChallengeResult { challenge: AcmeChallenge! }
 
 /**
  * The GraphQL schema (SDL) of the operations: the output types above, and one root field per
- * operation. Exported (`@quartet/dns-manager/graphql-schema`) so that the fuzz suite can make
- * documents from the same schema the service serves, since introspection is off.
+ * operation. Served as `GET /graphql/schema.graphql` (graphql.ts), since introspection is off.
  */
 export function graphqlSchemaSource(operations: readonly Operation[]): string {
   const fields: Record<'Query' | 'Mutation', string[]> = { Query: [], Mutation: [] }

@@ -2,7 +2,7 @@ import { parseKeyAndSecret } from '@quartet/core/auth'
 import { ApiError, toApiError } from '@quartet/core/errors'
 import { type RateLimitDecision, type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
 import { parseInput } from '@quartet/core/validate'
-import { ACME_ONLY_MESSAGE } from '../domain/acme.ts'
+import { ACME_ONLY_MESSAGE } from '../domain/acme-scope.ts'
 import type { DnsService, Principal } from '../domain/service.ts'
 import type { AuditStore, KvRead } from '../domain/ports.ts'
 import { basicCredentials } from './basic-auth.ts'
@@ -96,7 +96,7 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
   }
 
   async function audit(op: Operation, p: Principal, input: unknown, output: unknown, outcome: string) {
-    let target: string | null = null
+    let target: string | null
     try {
       target = op.target ? op.target(input as never, output) : null
     } catch {

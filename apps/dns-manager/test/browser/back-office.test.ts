@@ -1,12 +1,14 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
   axeSerious,
   CHROMIUM,
   CHROMIUM_ARGS,
+  CHROMIUM_NEED,
   ensureWebBuilt,
   screenshotDir,
 } from '@quartet/web-pages/testing'
+import { describeWhen, missingNeeds } from '@quartet/core/testing'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import request from 'supertest'
 import { unique, useDeps } from '../helpers.ts'
@@ -15,12 +17,8 @@ import { type BackOffice, freeZone, PUBLIC_URL, startBackOffice } from '../suppo
 const APP_DIR = path.resolve(__dirname, '..', '..')
 const SCREENSHOTS = screenshotDir(APP_DIR)
 
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium)
-  console.warn(
-    `browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium; TEST_CHROMIUM=<path>)`,
-  )
-const describeBrowser = haveChromium ? describe : describe.skip
+const BROWSER_NEEDS = { programs: [CHROMIUM_NEED] }
+const haveChromium = missingNeeds(BROWSER_NEEDS).length === 0
 
 jest.setTimeout(180_000)
 
@@ -91,7 +89,7 @@ async function signUpInBrowser(page: Page, email: string) {
   await page.getByTestId('account-email').waitFor()
 }
 
-describeBrowser('the back office in a real browser (chromium)', () => {
+describeWhen(BROWSER_NEEDS, 'the back office in a real browser (chromium)', () => {
   it('when a person signs up by mail link, then they register a subdomain, add records, make an API key, switch the API off and on, and delete the subdomain', async () => {
     const zone = await freeZone(deps)
     const email = `${unique('holder')}@example.test`
@@ -107,10 +105,12 @@ describeBrowser('the back office in a real browser (chromium)', () => {
     await page.getByTestId('register-link').click()
     await page.getByTestId('zone').selectOption(zone)
     await page.getByLabel('Name', { exact: true }).fill('www')
-    await expect(page.getByTestId('availability').textContent()).resolves.toBeDefined()
-    await page.getByText(`www.${zone} is reserved.`).waitFor()
+    const availability = page.getByTestId('availability')
+    await availability.filter({ hasText: `www.${zone} is reserved.` }).waitFor()
+    expect(await availability.textContent()).toBe(`www.${zone} is reserved.`)
     await page.getByLabel('Name', { exact: true }).fill('myhome')
-    await page.getByText(`myhome.${zone} is available.`).waitFor()
+    await availability.filter({ hasText: `myhome.${zone} is available.` }).waitFor()
+    expect(await availability.textContent()).toBe(`myhome.${zone} is available.`)
     await expectAccessible(page, 'register')
     await page.getByTestId('register-submit').click()
     await page.waitForURL(/\/account\/subdomains\/\d+$/)

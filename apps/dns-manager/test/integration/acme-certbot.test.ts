@@ -1,11 +1,11 @@
 import { X509Certificate } from 'node:crypto'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import request from 'supertest'
 import { useDeps } from '../helpers.ts'
-import { acmeProgramsUnavailable, type Pebble, startPebble } from '../support/acme.ts'
-import { dig, digUnavailable, powerDnsApp, powerDnsUnavailable, usePowerDns } from '../support/powerdns.ts'
+import { ACME_NEEDS, type Pebble, startPebble } from '../support/acme.ts'
+import { dig, powerDnsApp, powerDnsDescribe, usePowerDns } from '../support/powerdns.ts'
 import { listenOnLoopback, run } from '../support/programs.ts'
 
 /**
@@ -19,21 +19,15 @@ const deps = useDeps()
 
 const CERTBOT = '/usr/bin/certbot'
 const HOOK = path.join(__dirname, '../../hooks/certbot-dns-manager.sh')
-const unavailable =
-  powerDnsUnavailable() ??
-  digUnavailable() ??
-  acmeProgramsUnavailable() ??
-  (existsSync(CERTBOT) ? null : 'certbot is not installed (Debian: certbot)')
-// A missing program fails under CI (.ci/run installs them all), and skips with a warning elsewhere.
-if (unavailable && !process.env.CI) console.warn(`SKIPPING certbot tests: ${unavailable}`)
-const describeWith = !unavailable || process.env.CI ? describe : describe.skip
+const describeWith = powerDnsDescribe({
+  also: { programs: [...ACME_NEEDS.programs, { name: CERTBOT, debian: 'certbot' }] },
+})
 
 describeWith('certbot with the shipped hooks, pebble and PowerDNS (DNS-01)', () => {
   const pdns = usePowerDns()
   let pebble: Pebble
   let dir: string
   beforeAll(async () => {
-    if (unavailable) throw new Error(unavailable)
     pebble = await startPebble(`127.0.0.1:${pdns.dnsPort}`)
     dir = mkdtempSync(path.join(tmpdir(), 'certbot-'))
   }, 60_000)

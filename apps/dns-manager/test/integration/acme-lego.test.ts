@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto'
 import request from 'supertest'
 import { createAccount, type TestAccount, useDeps } from '../helpers.ts'
-import { acmeProgramsUnavailable, legoObtain, type Pebble, startPebble } from '../support/acme.ts'
+import { ACME_NEEDS, legoObtain, type Pebble, startPebble } from '../support/acme.ts'
 import { dig, powerDnsApp, powerDnsDescribe, usePowerDns } from '../support/powerdns.ts'
 import { listenOnLoopback } from '../support/programs.ts'
 
@@ -12,7 +12,7 @@ import { listenOnLoopback } from '../support/programs.ts'
  * (dns-manager's upstream).
  */
 const deps = useDeps()
-const describeWithPrograms = powerDnsDescribe({ also: acmeProgramsUnavailable })
+const describeWithPrograms = powerDnsDescribe({ also: ACME_NEEDS })
 
 describeWithPrograms('certificates with lego, pebble and PowerDNS (DNS-01)', () => {
   const pdns = usePowerDns()

@@ -2,12 +2,14 @@ import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import request from 'supertest'
+import { builtEntry } from '@quartet/core/testing/built'
 import { buildApp, unique, useDeps } from '../helpers.ts'
 
 const deps = useDeps()
 const run = promisify(execFile)
 const appDir = path.join(__dirname, '../..')
-const tsx = path.join(appDir, '../../node_modules/.bin/tsx')
+/** The built CLI (`node dist/cli.js`), as operators run it. */
+const CLI = builtEntry(appDir, 'cli')
 
 async function cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
   const env = {
@@ -17,7 +19,7 @@ async function cli(...args: string[]): Promise<{ code: number; json: Record<stri
     LOG_LEVEL: 'silent',
   }
   try {
-    const { stdout } = await run(tsx, ['src/cli.ts', ...args], { cwd: appDir, env })
+    const { stdout } = await run(process.execPath, [CLI, ...args], { cwd: appDir, env })
     return { code: 0, json: JSON.parse(stdout) }
   } catch (err) {
     const e = err as { code: number; stderr: string }

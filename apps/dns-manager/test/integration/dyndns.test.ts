@@ -1,6 +1,7 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { describeWhen, findProgram } from '@quartet/core/testing'
 import request from 'supertest'
 import type { DnsProvider } from '../../src/domain/provider.ts'
 import { createAccount, type TestAccount, useDeps } from '../helpers.ts'
@@ -9,10 +10,8 @@ import { listenOnLoopback, run as runProgram } from '../support/programs.ts'
 
 /** Dynamic DNS (dyndns2 /nic/update) against a real PowerDNS, with Debian's ddclient and inadyn. */
 const deps = useDeps()
-const DDCLIENT = ['/usr/bin/ddclient', '/usr/sbin/ddclient'].find((p) => existsSync(p))
-const INADYN = ['/usr/sbin/inadyn', '/usr/bin/inadyn'].find((p) => existsSync(p))
-if (!DDCLIENT || !INADYN)
-  console.warn('SKIPPING the ddclient/inadyn tests: install Debian ddclient and inadyn')
+const DDCLIENT = findProgram('ddclient')
+const INADYN = findProgram('inadyn')
 
 const basic = (key: string, secret: string) => `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`
 
@@ -198,8 +197,13 @@ describeWithPowerDns('dynamic DNS (dyndns2)', () => {
     expect(keys.body.keys.filter((k: { scope: string }) => k.scope === 'dyndns')).toHaveLength(3)
   })
 
-  const describeWithClients = DDCLIENT && INADYN ? describe : describe.skip
-  describeWithClients('with the clients people run', () => {
+  const clients = {
+    programs: [
+      { name: 'ddclient', debian: 'ddclient' },
+      { name: 'inadyn', debian: 'inadyn' },
+    ],
+  }
+  describeWhen(clients, 'with the clients people run', () => {
     it('when Debian’s ddclient updates with dyndns2 against dns-manager, then dig serves its address', async () => {
       const { app, a, home } = await setup()
       const server = await listenOnLoopback(app)

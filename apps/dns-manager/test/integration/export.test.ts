@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { describeWhen, findProgram } from '@quartet/core/testing'
 import request from 'supertest'
 import {
   addZone,
@@ -16,10 +17,9 @@ import { describeWithPowerDns, dig, providerOn, usePowerDns } from '../support/p
 
 /** Zone exports load in BIND (`named-checkzone`, Debian bind9-utils); zones are created with their own SOA. */
 const deps = useDeps()
-const CHECKZONE = ['/usr/bin/named-checkzone', '/usr/sbin/named-checkzone'].find((p) => existsSync(p))
-if (!CHECKZONE)
-  console.warn('SKIPPING the named-checkzone tests: named-checkzone is not installed (Debian: bind9-utils)')
-const describeWithBind = CHECKZONE ? describe : describe.skip
+const CHECKZONE = findProgram('named-checkzone')
+const describeWithBind = (title: string, suite: () => void) =>
+  describeWhen({ programs: [{ name: 'named-checkzone', debian: 'bind9-utils' }] }, title, suite)
 
 /** `named-checkzone origin file`: its exit status and what it said. */
 function checkzone(origin: string, text: string): { status: number | null; output: string } {

@@ -4,7 +4,7 @@ import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts
 import { type PowerDns, powerDnsDescribe, providerOn, usePowerDns } from '../support/powerdns.ts'
 
 const deps = useDeps()
-// Skipped only when PowerDNS is not installed; CI installs it (see README).
+// Without PowerDNS this fails under CI (which installs it) and is skipped elsewhere.
 const describeWithPdns = powerDnsDescribe({ dig: false })
 
 async function lookup(pdns: PowerDns, name: string, type: 'A' | 'AAAA' | 'TXT' | 'MX'): Promise<unknown> {

@@ -85,7 +85,7 @@ describe('dns-manager skeleton', () => {
     const account = await deps.db.account.create({ data: { email: 'poor@example.test', balanceCents: 100 } })
     await expect(
       deps.db.account.update({ where: { id: account.id }, data: { balanceCents: { decrement: 101 } } }),
-    ).rejects.toThrow()
+    ).rejects.toThrow(/account_balance_not_negative/)
   })
 
   it('when probed, then health, readiness, metrics and the JSON 404 answer in the REST envelope', async () => {
@@ -126,6 +126,6 @@ describe('dns-manager skeleton', () => {
     expect(await deps.db.auditLog.findUniqueOrThrow({ where: { id: entry.id } })).toEqual(entry)
     await expect(
       deps.db.webToken.create({ data: { tokenHash: 'u'.repeat(64), kind: 'other', expiresAt: now } }),
-    ).rejects.toThrow()
+    ).rejects.toThrow(/web_token_kind_known/)
   })
 })

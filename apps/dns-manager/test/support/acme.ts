@@ -2,23 +2,21 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { findProgram, type TestNeeds } from '@quartet/core/testing'
 import { freePort } from './powerdns.ts'
 import { run } from './programs.ts'
 
-const PEBBLE = ['/usr/bin/pebble'].find((p) => existsSync(p))
-const LEGO = ['/usr/bin/lego'].find((p) => existsSync(p))
+const PEBBLE = findProgram('pebble')
+const LEGO = findProgram('lego')
 
-/** Why pebble and lego cannot run here (Debian: pebble, lego, openssl), or null when they can. */
-export function acmeProgramsUnavailable(): string | null {
-  if (!PEBBLE) return 'pebble is not installed (Debian: pebble)'
-  if (!LEGO) return 'lego is not installed (Debian: lego)'
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' })
-  } catch {
-    return 'openssl is not installed (Debian: openssl)'
-  }
-  return null
-}
+/** What the ACME tests need besides PowerDNS: pebble, lego, and openssl for pebble's certificate. */
+export const ACME_NEEDS = {
+  programs: [
+    { name: 'pebble', debian: 'pebble' },
+    { name: 'lego', debian: 'lego' },
+    { name: 'openssl', debian: 'openssl' },
+  ],
+} satisfies TestNeeds
 
 export interface Pebble {
   directoryUrl: string

@@ -1,30 +1,31 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createSocket } from 'node:dgram'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { TestDeps } from '@quartet/core/testing'
+import { describeWhen, findProgram, type TestDeps, type TestNeeds } from '@quartet/core/testing'
 import type { DnsProvider } from '../../src/domain/provider.ts'
 import { powerDnsProvider } from '../../src/providers/powerdns.ts'
 import type { Db } from '../../src/store/db.ts'
 import { addZone, buildApp, createAccount, unique } from '../helpers.ts'
 
-const PDNS_SERVER = ['/usr/sbin/pdns_server', '/usr/bin/pdns_server'].find((p) => existsSync(p))
+const PDNS_SERVER = findProgram('pdns_server')
 const SCHEMA = '/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql'
 
-/** Why a real PowerDNS cannot run here, or null when it can. */
-export function powerDnsUnavailable(): string | null {
-  if (!PDNS_SERVER) return 'pdns_server is not installed (Debian: pdns-server pdns-backend-sqlite3 sqlite3)'
-  if (!existsSync(SCHEMA)) return `${SCHEMA} is missing (Debian: pdns-backend-sqlite3)`
-  try {
-    execFileSync('sqlite3', ['-version'], { stdio: 'ignore' })
-  } catch {
-    return 'the sqlite3 command is missing (Debian: sqlite3)'
-  }
-  return null
-}
+const DIG = findProgram('dig')
+/** `dig`, which the tests ask what PowerDNS serves. */
+export const DIG_NEED = { name: 'dig', debian: 'dnsutils' }
+
+/** What a real PowerDNS needs here: the server, its sqlite backend's schema, and sqlite3. */
+export const POWERDNS_NEEDS = {
+  programs: [
+    { name: 'pdns_server', debian: 'pdns-server' },
+    { name: 'sqlite3', debian: 'sqlite3' },
+  ],
+  files: [{ path: SCHEMA, debian: 'pdns-backend-sqlite3' }],
+} satisfies TestNeeds
 
 /** A TCP port that is also free for UDP on 127.0.0.1. */
 export async function freePort(): Promise<number> {
@@ -141,18 +142,19 @@ export async function startPowerDns(): Promise<PowerDns> {
 
 /**
  * A `describe` for suites that need a real PowerDNS and `dig` (unless `dig: false`), and
- * whatever `also` says is missing: skipped, saying why, where they are not installed. CI
- * installs them (README).
+ * whatever `also` lists: describeWhen, so a missing one fails under CI and skips elsewhere.
  */
-export function powerDnsDescribe(options: { dig?: boolean; also?: () => string | null } = {}) {
-  return (title: string, suite: () => void): void => {
-    const unavailable =
-      powerDnsUnavailable() ?? (options.dig === false ? null : digUnavailable()) ?? options.also?.() ?? null
-    if (unavailable) {
-      console.warn(`SKIPPING ${title}: ${unavailable}`)
-      describe.skip(title, suite)
-    } else describe(title, suite)
+export function powerDnsDescribe(options: { dig?: boolean; also?: TestNeeds } = {}) {
+  const needs: TestNeeds = {
+    programs: [
+      ...POWERDNS_NEEDS.programs,
+      ...(options.dig === false ? [] : [DIG_NEED]),
+      ...(options.also?.programs ?? []),
+    ],
+    files: [...POWERDNS_NEEDS.files, ...(options.also?.files ?? [])],
+    env: options.also?.env ?? [],
   }
+  return (title: string, suite: () => void): void => describeWhen(needs, title, suite)
 }
 
 /** `describe` with a real PowerDNS and `dig` (powerDnsDescribe). */
@@ -227,13 +229,6 @@ export async function powerDnsApp(
   const built = buildApp(deps, { provider, ...(options.env ? { env: options.env } : {}) })
   const a = await createAccount(deps)
   return { ...built, zone, a }
-}
-
-const DIG = ['/usr/bin/dig'].find((p) => existsSync(p))
-
-/** Why `dig` cannot run here (Debian: dnsutils), or null. */
-export function digUnavailable(): string | null {
-  return DIG ? null : 'dig is not installed (Debian: dnsutils)'
 }
 
 export interface Answer {

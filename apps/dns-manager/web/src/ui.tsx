@@ -59,13 +59,20 @@ export function CopyButton({ text, label, testId }: { text: string; label: strin
   )
 }
 
+/**
+ * `{ type }` as one of the shapes Preact's types give an input of that type (each type allows its
+ * own ARIA roles), so that a type chosen at run time still type-checks.
+ */
+const inputType = (type: 'text' | 'email' | 'password') =>
+  type === 'email' ? { type } : type === 'password' ? { type } : { type }
+
 /** A labelled input; `error` (when it names this field) is announced and tied to it. */
 export function Field(props: {
   id: string
   label: string
   value: string
   onInput: (v: string) => void
-  type?: string
+  type?: 'text' | 'email' | 'password'
   hint?: string
   error?: string | null
   required?: boolean
@@ -80,7 +87,7 @@ export function Field(props: {
       <label for={props.id}>{props.label}</label>
       <input
         id={props.id}
-        type={props.type ?? 'text'}
+        {...inputType(props.type ?? 'text')}
         value={props.value}
         required={props.required}
         autoComplete={props.autoComplete}

@@ -1,5 +1,5 @@
 /**
- * The usage windows of DESIGN.md "Time": UTC day; week from Monday 00:00 UTC; UTC calendar month.
+ * The usage windows of key-info's README (`*_daily`, `*_weekly`, `*_monthly`): UTC day; week from Monday 00:00 UTC; UTC calendar month.
  * Days are `YYYY-MM-DD` strings, the key of the per-key daily rollups.
  */
 export interface UsageWindows {

@@ -3,12 +3,15 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import request from 'supertest'
 import { hashToken } from '@quartet/core/auth'
+import { builtEntry } from '@quartet/core/testing/built'
 import { bearer, buildApp, useKeyInfoDeps } from '../helpers.ts'
 
 const deps = useKeyInfoDeps()
 const run = promisify(execFile)
 
-/** Runs the real CLI (tsx src/cli.ts) against this file's schema; resolves with exit code and parsed output. */
+const CLI = builtEntry(path.join(__dirname, '../..'), 'cli')
+
+/** Runs the built CLI (`node dist/cli.js`, as operators do) against this file's schema; resolves with exit code and parsed output. */
 async function cli(...args: string[]): Promise<{ code: number; out: unknown; err: string }> {
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -20,14 +23,10 @@ async function cli(...args: string[]): Promise<{ code: number; out: unknown; err
     LOG_LEVEL: 'silent',
   }
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [require.resolve('tsx/cli'), 'src/cli.ts', ...args],
-      {
-        cwd: path.join(__dirname, '../..'),
-        env,
-      },
-    )
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+      cwd: path.join(__dirname, '../..'),
+      env,
+    })
     return { code: 0, out: JSON.parse(stdout), err: stderr }
   } catch (e) {
     const failed = e as { code: number; stdout: string; stderr: string }

@@ -1,5 +1,5 @@
 /**
- * Ports the domain owns and adapters implement (DESIGN "One layout for all apps"). The storage
+ * Ports the domain owns and adapters implement (docs/ARCHITECTURE.md). The storage
  * port, older and larger, lives in storage.ts; new ones go here.
  */
 

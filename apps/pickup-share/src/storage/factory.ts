@@ -4,7 +4,7 @@ import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
 import type { StorageDriver, StoreKind } from '../domain/storage.ts'
 import type { UploadTokens } from '../domain/upload-token.ts'
-import type { ServicesConfig } from '../services.ts'
+import type { TConfig } from '../config.ts'
 import type { Db } from '../store/db.ts'
 import { RepoObjectRepository } from '../store/repo-object-repository.ts'
 import { BlobStore } from './blob-store.ts'
@@ -19,8 +19,26 @@ import {
 import { MirrorSelector } from './mirrors.ts'
 import { RepoStore } from './repo-store.ts'
 
+/** The config the storage drivers read: BLOB_DIR and the built-in repo instance's REPO_* variables. */
+export type FactoryConfig = Pick<TConfig, 'BLOB_DIR'> &
+  Partial<
+    Pick<
+      TConfig,
+      | 'REPO_REMOTE_URL'
+      | 'REPO_TOKEN'
+      | 'REPO_USERNAME'
+      | 'REPO_BRANCH'
+      | 'REPO_OWNER'
+      | 'REPO_NAME'
+      | 'REPO_MAX_FILE_BYTES'
+      | 'REPO_CACHE_DIR'
+      | 'REPO_MIRRORS'
+      | 'REPO_MIRROR_TTL_SECONDS'
+    >
+  >
+
 export interface FactoryDeps {
-  config: ServicesConfig
+  config: FactoryConfig
   tokens: UploadTokens
   db: Db
   kv: KeyValueStore

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -12,7 +12,14 @@ import {
   testDeps,
   uploadFile,
 } from '../support/harness.ts'
-import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt, SCREENSHOT_DIR } from './support.ts'
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  describeBrowser,
+  ensureWebBuilt,
+  haveChromium,
+  SCREENSHOT_DIR,
+} from './support.ts'
 
 // The admin area of issue 20 in a real browser: storage instances from the page, the phone layout,
 // settings in MB/GB with messages for people, the audit log in words, and axe on each of them.
@@ -28,10 +35,6 @@ const S3rver = require('s3rver') as new (o: Record<string, unknown>) => {
   run(): Promise<{ port: number }>
   close(): Promise<void>
 }
-
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium) console.warn(`admin browser tests SKIPPED: ${CHROMIUM} is missing`)
-const describeBrowser = haveChromium ? describe : describe.skip
 
 jest.setTimeout(120_000)
 

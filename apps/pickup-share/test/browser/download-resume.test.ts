@@ -1,18 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 import { startCutProxy } from '@quartet/core/testing/cut-proxy'
-import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
+import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, ensureWebBuilt, haveChromium } from './support.ts'
 
 // Issue 42 in a real browser: Chromium downloads a file of a ONE-download share through the
 // pickup page, the connection dies mid-way (a TCP hop the test controls cuts it), and the
 // browser's download manager resumes it (Range + If-Range with the strong ETag). The file is
 // exact and the share is used up by that one download.
-
-const haveChromium = existsSync(CHROMIUM)
-// A missing browser fails under CI (the runner installs it) and skips on a laptop without it.
-const describeBrowser = haveChromium || process.env.CI ? describe : describe.skip
 
 jest.setTimeout(120_000)
 
@@ -21,7 +17,7 @@ let h: Harness
 let browser: Browser | undefined
 
 beforeAll(async () => {
-  if (!haveChromium && !process.env.CI) return
+  if (!haveChromium) return
   ensureWebBuilt()
   h = await startHarness(deps)
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import { fromBuffer, type Entry, type ZipFile } from 'yauzl'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
-import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
+import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, ensureWebBuilt, haveChromium } from './support.ts'
 
 // Issue 20 in a real browser: download all (one .zip, one download), downloads the person can
 // trust (expired said, a double click counted once, the count refreshed), the leave-page warning
@@ -38,10 +38,6 @@ function contrast(a: string, b: string): number {
   const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x)
   return (hi! + 0.05) / (lo! + 0.05)
 }
-
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium) console.warn(`browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium)`)
-const describeBrowser = haveChromium ? describe : describe.skip
 
 jest.setTimeout(120_000)
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -13,7 +13,15 @@ import {
   uploadFile,
 } from '../support/harness.ts'
 import { s3rverWithListParts } from '../support/s3-list-parts.ts'
-import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt, SCREENSHOT_DIR } from './support.ts'
+import {
+  axeSerious,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  describeBrowser,
+  ensureWebBuilt,
+  haveChromium,
+  SCREENSHOT_DIR,
+} from './support.ts'
 
 // Browser globals of the page.evaluate callbacks (they run in chromium). Declared here, module-scoped,
 // rather than adding the DOM library to the whole Node program.
@@ -29,13 +37,6 @@ declare const document: {
 declare const XMLHttpRequestUpload: {
   prototype: { addEventListener(this: unknown, type: string, fn: Listener, options?: unknown): void }
 }
-
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium)
-  console.warn(
-    `browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium; TEST_CHROMIUM=<path> to use another)`,
-  )
-const describeBrowser = haveChromium ? describe : describe.skip
 
 jest.setTimeout(120_000)
 

@@ -1,15 +1,11 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { adminLogin, api, type Harness, startHarness, testDeps } from '../support/harness.ts'
 import { CuttingProxy, targetOf, writeGeneratedFile } from '../support/tus.ts'
-import { CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
-
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium) console.warn(`browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium)`)
-const describeBrowser = haveChromium ? describe : describe.skip
+import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, ensureWebBuilt, haveChromium } from './support.ts'
 
 jest.setTimeout(120_000)
 

@@ -1,16 +1,21 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { ADMIN_PASSWORD, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
-import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt, SCREENSHOT_DIR } from './support.ts'
+import {
+  axeSerious,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  describeBrowser,
+  ensureWebBuilt,
+  haveChromium,
+  SCREENSHOT_DIR,
+} from './support.ts'
 
 // Issue 25: paste to send (text, images, files), text shares, and previews on the pickup page,
 // in a real Chromium. The page.evaluate callbacks run in the page: they reach its globals through
 // globalThis (the Node program has no DOM types).
 /* eslint-disable @typescript-eslint/no-explicit-any */
-
-const haveChromium = existsSync(CHROMIUM)
-const describeBrowser = haveChromium ? describe : describe.skip
 
 jest.setTimeout(120_000)
 

@@ -1,10 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { quoteIdent } from '@quartet/core/db'
+import { describeWhen } from '@quartet/core/testing'
 import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 // Issue 23 item 2: downloads can be resumed (curl -C -, a browser, a download manager's parallel
@@ -265,15 +266,7 @@ describe('the budget holds against parallel requests larger than a lease', () =>
   })
 })
 
-const hasCurl = (() => {
-  try {
-    execFileSync('curl', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
-if (!hasCurl) console.warn('curl is not installed: the curl -C - test is skipped')
+const CURL = { programs: [{ name: 'curl', debian: 'curl' }] }
 
 function curl(args: string[]): Promise<{ exit: number; status: string }> {
   return new Promise((resolve) => {
@@ -283,7 +276,7 @@ function curl(args: string[]): Promise<{ exit: number; status: string }> {
   })
 }
 
-;(hasCurl ? describe : describe.skip)('curl -C - (the real binary)', () => {
+describeWhen(CURL, 'curl -C - (the real binary)', () => {
   it('when a download of a 1-download share is cut and resumed with curl -C -, then the file is byte-exact and one download was spent', async () => {
     const s = await share(32 * MiB, 1)
     const out = path.join(dir, 'movie.mp4')

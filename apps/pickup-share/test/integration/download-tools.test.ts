@@ -1,26 +1,19 @@
-import { execFile, execFileSync, spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import { describeWhen } from '@quartet/core/testing'
 import { startCutProxy } from '@quartet/core/testing/cut-proxy'
 
 // Issue 42: a download counts once per receiver and file however the receiver's stock tool
 // fetches it. Each case runs the real program against a ONE-download share and ends with the
 // exact file (sha256) and the share used up by exactly that one download.
 
-const have = (program: string, arg = '--version') => {
-  try {
-    execFileSync(program, [arg], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-// A missing program fails under CI (the runner installs curl, wget and aria2), and skips on a
-// laptop without it.
-const describeWith = (ok: boolean) => (ok || process.env.CI ? describe : describe.skip)
+const CURL = { programs: [{ name: 'curl', debian: 'curl' }] }
+const WGET = { programs: [{ name: 'wget', debian: 'wget' }] }
+const ARIA2C = { programs: [{ name: 'aria2c', debian: 'aria2' }] }
 
 jest.setTimeout(120_000)
 
@@ -81,9 +74,8 @@ const curl = (args: string[]) => run('curl', ['-sS', '-w', '%{http_code}', ...ar
 async function killedAt(program: string, args: string[], file: string, atLeast: number): Promise<number> {
   const child = spawn(program, args, { stdio: 'ignore' })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  let size = 0
   for (let i = 0; i < 2000; i++) {
-    size = existsSync(file) ? statSync(file).size : 0
+    const size = existsSync(file) ? statSync(file).size : 0
     if (size >= atLeast || child.exitCode !== null) break
     await new Promise((r) => setTimeout(r, 10))
   }
@@ -92,7 +84,7 @@ async function killedAt(program: string, args: string[], file: string, atLeast: 
   return statSync(file).size
 }
 
-describeWith(have('curl'))('curl: cut near the start, the middle and the end, then curl -C -', () => {
+describeWhen(CURL, 'curl: cut near the start, the middle and the end, then curl -C -', () => {
   it.each([0.3, 0.85, 0.99])(
     'when the connection dies after %p of a 1-download share and curl -C - resumes, then the file is exact and exactly one download was spent',
     async (fraction) => {
@@ -137,7 +129,7 @@ describeWith(have('curl'))('curl: cut near the start, the middle and the end, th
   })
 })
 
-describeWith(have('wget'))('wget killed mid-way, then wget -c', () => {
+describeWhen(WGET, 'wget killed mid-way, then wget -c', () => {
   it('when wget is killed mid-way and run again with -c, then the file is exact and exactly one download was spent', async () => {
     const size = 4 * MiB
     const s = await share(size)
@@ -157,7 +149,7 @@ describeWith(have('wget'))('wget killed mid-way, then wget -c', () => {
   })
 })
 
-describeWith(have('aria2c', '--version'))('aria2c: a whole-file GET, then parallel ranges', () => {
+describeWhen(ARIA2C, 'aria2c: a whole-file GET, then parallel ranges', () => {
   it.each([[['-x4', '-s4']], [['-x4', '-s4', '-k1M']]])(
     'when aria2c %p fetches a 24 MiB file of a 1-download share, then it ends with the exact file and one download spent',
     async (flags) => {
@@ -197,7 +189,7 @@ describeWith(have('aria2c', '--version'))('aria2c: a whole-file GET, then parall
   )
 })
 
-describeWith(have('curl'))('download all: a cut archive resumes as one download', () => {
+describeWhen(CURL, 'download all: a cut archive resumes as one download', () => {
   it('when a ZIP of a 1-download share is cut at 60 % and curl -C - resumes it, then the archive is byte-identical to a whole one and one download was spent', async () => {
     const s = await share(MiB, 1, 3)
     const zipQuery = `code=${s.code}`

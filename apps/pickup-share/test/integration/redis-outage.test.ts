@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { adminLogin, api, uploadFile } from '../support/harness.ts'
 import { describeOwnRedis, timed, useOwnRedisHarness } from '../support/own-redis.ts'
 
-// STYLE 17: the fault with a real process. A Redis server of this test's own (never the shared
+// A fault is tested with a real process. A Redis server of this test's own (never the shared
 // one) is frozen with SIGSTOP, then killed, while pickup-share uses it.
 jest.setTimeout(60_000)
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { api } from '../support/harness.ts'
 import { describeOwnRedis, timed, useOwnRedisHarness } from '../support/own-redis.ts'
 
-// STYLE 17: the locks of resumable uploads live in Redis; a Redis server of this test's own (never
+// The locks of resumable uploads live in Redis; a Redis server of this test's own (never
 // the shared one) is frozen with SIGSTOP, then killed, while an upload is half done.
 jest.setTimeout(60_000)
 

@@ -1,22 +1,14 @@
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { describeWhen } from '@quartet/core/testing'
 import { api, type Harness, startHarness, testDeps } from '../support/harness.ts'
 
 // Issue 23 item 3: an over-cap upload gets its 413 — before `100 Continue` when the length is
 // declared — and the connection closes without a reset, so the client reads the final status.
 // Driven by the real curl binary (Debian's `curl` package).
-const hasCurl = (() => {
-  try {
-    execFileSync('curl', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
-if (!hasCurl) console.warn('curl is not installed: the over-cap upload tests are skipped')
-const describeWithCurl = hasCurl ? describe : describe.skip
+const CURL = { programs: [{ name: 'curl', debian: 'curl' }] }
 
 const deps = testDeps()
 let h: Harness
@@ -78,7 +70,7 @@ async function token(size: number): Promise<string> {
 
 const RUNS = 34
 
-describeWithCurl('over-cap uploads with curl', () => {
+describeWhen(CURL, 'over-cap uploads with curl', () => {
   it.each([
     ['a declared Content-Length with Expect: 100-continue (curl -T)', [], 0],
     ['a declared Content-Length sent at once (Expect switched off)', ['Expect:'], 0],

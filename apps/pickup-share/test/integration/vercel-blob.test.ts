@@ -92,7 +92,9 @@ describe('the unmodified @vercel/blob client against /api/upload', () => {
     // The token's own pathname works, once.
     const ok = await put('a.txt', 'hello', { access: 'public', token: token.body.clientToken })
     expect(ok.pathname).toMatch(/\/a\.txt$/)
-    await expect(put('a.txt', 'again', { access: 'public', token: token.body.clientToken })).rejects.toThrow()
+    await expect(put('a.txt', 'again', { access: 'public', token: token.body.clientToken })).rejects.toThrow(
+      /already exists at this pathname/,
+    )
   })
 
   it('when one client token is used by two uploads at once, then exactly one is stored and the reservation is its size', async () => {

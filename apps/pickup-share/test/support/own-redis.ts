@@ -1,23 +1,15 @@
-import { existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RedisKeyValueStore } from '@quartet/core/kv'
-import { type OwnRedis, startOwnRedis } from '@quartet/core/testing'
+import { describeWhen, type OwnRedis, startOwnRedis } from '@quartet/core/testing'
 import { type Harness, startHarness, testDeps } from './harness.ts'
 
-const REDIS_SERVER = '/usr/bin/redis-server'
-
 /**
- * STYLE 17: faults with a real process. A `redis-server` of the test's own (never the shared one)
- * that the test freezes (SIGSTOP) and stops while pickup-share uses it. `describe` skips the
- * suite, saying so, where Debian's redis-server is missing.
+ * Faults are tested with a real process: a `redis-server` of the test's own (never the shared
+ * one) that the test freezes (SIGSTOP) and stops while pickup-share uses it. Without Debian's
+ * redis-server the suite fails under CI and skips elsewhere (describeWhen).
  */
 export function describeOwnRedis(title: string, suite: () => void): void {
-  if (!existsSync(REDIS_SERVER)) {
-    console.warn(`${title}: SKIPPED, ${REDIS_SERVER} is missing (apt-get install redis-server)`)
-    describe.skip(title, suite)
-    return
-  }
-  describe(title, suite)
+  describeWhen({ programs: [{ name: 'redis-server', debian: 'redis-server' }] }, title, suite)
 }
 
 export interface OwnRedisHarness {

@@ -42,8 +42,10 @@ describe('repo store pieces', () => {
     )
     expect(() =>
       parseSettings(ZRepoSettings, { remoteUrl: 'https://github.com/a/b.git', branch: '../x' }),
-    ).toThrow()
-    expect(() => parseSettings(ZRepoSettings, { remoteUrl: 'ssh://github.com/a/b.git' })).toThrow()
+    ).toThrow('branch: not a valid branch name')
+    expect(() => parseSettings(ZRepoSettings, { remoteUrl: 'ssh://github.com/a/b.git' })).toThrow(
+      'remoteUrl: must be an http:// or https:// URL',
+    )
     expect(parseSettings(ZRepoSettings, { remoteUrl: 'https://github.com/a/b.git' })).toMatchObject({
       branch: 'main',
       username: 'x-access-token',

@@ -63,7 +63,7 @@ describe('storage registry', () => {
     expect(registry.instance('blob-2')).toBe(b)
     expect(registry.defaultFor('bucket')).toBeUndefined()
     expect(registry.enabledKinds()).toEqual(['blob'])
-    expect(() => registry.add(a)).toThrow()
+    expect(() => registry.add(a)).toThrow('storage instance blob exists')
   })
 })
 

@@ -427,7 +427,8 @@ function StoreForm({
       <label for={fid(f.key)}>{t(f.label)}</label>
       <input
         id={fid(f.key)}
-        type={f.secret ? 'password' : 'text'}
+        // One object per type: Preact's types allow each input type its own ARIA roles.
+        {...(f.secret ? { type: 'password' as const } : { type: 'text' as const })}
         autoComplete={f.secret ? 'new-password' : 'off'}
         spellcheck={false}
         value={text[f.key]}

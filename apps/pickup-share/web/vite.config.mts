@@ -2,4 +2,6 @@ import { pagesViteConfig } from '@quartet/web-pages/vite'
 import { defineConfig } from 'vite'
 
 // The pages of pickup-share, built with the setup every service's pages share (packages/web-pages).
-export default defineConfig(pagesViteConfig(__dirname, { devApi: { '/api': 'http://127.0.0.1:3004' } }))
+export default defineConfig(
+  pagesViteConfig(import.meta.dirname, { devApi: { '/api': 'http://127.0.0.1:3004' } }),
+)

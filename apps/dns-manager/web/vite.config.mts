@@ -3,5 +3,5 @@ import { defineConfig } from 'vite'
 
 // The back office of dns-manager, built with the setup every service's pages share (packages/web-pages).
 export default defineConfig(
-  pagesViteConfig(__dirname, { devApi: { '/account/api': 'http://127.0.0.1:3003' } }),
+  pagesViteConfig(import.meta.dirname, { devApi: { '/account/api': 'http://127.0.0.1:3003' } }),
 )
