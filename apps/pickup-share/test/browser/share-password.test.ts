@@ -1,18 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { captureLogger } from '@quartet/core/testing'
 import { ADMIN_PASSWORD, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
-import { axeSerious, CHROMIUM, CHROMIUM_ARGS, ensureWebBuilt } from './support.ts'
+import {
+  axeSerious,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  describeBrowser,
+  ensureWebBuilt,
+  haveChromium,
+} from './support.ts'
 
 // Issue 47 item 1 in a real browser: a sender sets a password on the send page; a receiver in
 // another browser context picks the share up by code + password (and another by the link, in
 // Chinese), is told a wrong password at the field, and downloads a file that arrives
 // byte-identical. The password never appears in a URL the browser asked for, nor in a log line.
-
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium) console.warn(`browser tests SKIPPED: ${CHROMIUM} is missing (apt-get install chromium)`)
-const describeBrowser = haveChromium ? describe : describe.skip
 
 jest.setTimeout(120_000)
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { captureLogger } from '@quartet/core/testing'
+import { captureLogger, itWhen } from '@quartet/core/testing'
 import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
 // Issue 47 item 1: a share the sender protects with a password. take and every download (file,
@@ -14,6 +14,13 @@ const deps = testDeps()
 const log = captureLogger()
 const run = promisify(execFile)
 const PASSWORD = 'Sesame-Öffne-Dich 47'
+const TOOLS = {
+  programs: [
+    { name: 'curl', debian: 'curl' },
+    { name: 'wget', debian: 'wget' },
+    { name: 'aria2c', debian: 'aria2' },
+  ],
+}
 let h: Harness
 beforeAll(async () => {
   h = await startHarness(deps, { strictGuessLimits: true, logger: log.logger })
@@ -230,49 +237,53 @@ describe('every download of a protected share', () => {
     expect(await remaining(code)).toBe(2)
   })
 
-  it('when curl, wget and aria2c download with the grant from take (curl resuming a cut one), or curl and wget with the header, then the files arrive whole', async () => {
-    const { code, files, data } = await protectedShare({ password: PASSWORD, maxDownloads: 10 })
-    const { access } = (await api(h, 'POST', '/api/take', { code, password: PASSWORD }, someone())).body
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'protected-tools-'))
-    try {
-      const url = `${h.url}/api/download?${new URLSearchParams({ code, path: files[0]!.pathname, access: access.grant })}`
-      await run('curl', ['-sfS', '-o', path.join(dir, 'curl-grant'), url])
-      await run('wget', ['-q', '-O', path.join(dir, 'wget-grant'), url])
-      const bare = `${h.url}/api/download?${new URLSearchParams({ code, path: files[0]!.pathname })}`
-      await run('curl', [
-        '-sfS',
-        '-H',
-        `X-Share-Password: ${PASSWORD}`,
-        '-o',
-        path.join(dir, 'curl-header'),
-        bare,
-      ])
-      await run('wget', [
-        '-q',
-        `--header=X-Share-Password: ${PASSWORD}`,
-        '-O',
-        path.join(dir, 'wget-header'),
-        bare,
-      ])
-      // A cut download resumed with curl -C -, and aria2c's parallel ranges, with the grant alone.
-      const cut = path.join(dir, 'curl-resumed')
-      await run('curl', ['-sfS', '-r', '0-999', '-o', cut, url])
-      expect(readFileSync(cut)).toHaveLength(1000)
-      await run('curl', ['-sfS', '-C', '-', '-o', cut, url])
-      await run('aria2c', ['-q', '-x2', '-s2', '--min-split-size=1M', '-d', dir, '-o', 'aria2c-grant', url])
-      for (const name of [
-        'curl-grant',
-        'wget-grant',
-        'curl-header',
-        'wget-header',
-        'curl-resumed',
-        'aria2c-grant',
-      ])
-        expect(sha256(readFileSync(path.join(dir, name)))).toBe(sha256(data[0]!))
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+  itWhen(
+    TOOLS,
+    'when curl, wget and aria2c download with the grant from take (curl resuming a cut one), or curl and wget with the header, then the files arrive whole',
+    async () => {
+      const { code, files, data } = await protectedShare({ password: PASSWORD, maxDownloads: 10 })
+      const { access } = (await api(h, 'POST', '/api/take', { code, password: PASSWORD }, someone())).body
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'protected-tools-'))
+      try {
+        const url = `${h.url}/api/download?${new URLSearchParams({ code, path: files[0]!.pathname, access: access.grant })}`
+        await run('curl', ['-sfS', '-o', path.join(dir, 'curl-grant'), url])
+        await run('wget', ['-q', '-O', path.join(dir, 'wget-grant'), url])
+        const bare = `${h.url}/api/download?${new URLSearchParams({ code, path: files[0]!.pathname })}`
+        await run('curl', [
+          '-sfS',
+          '-H',
+          `X-Share-Password: ${PASSWORD}`,
+          '-o',
+          path.join(dir, 'curl-header'),
+          bare,
+        ])
+        await run('wget', [
+          '-q',
+          `--header=X-Share-Password: ${PASSWORD}`,
+          '-O',
+          path.join(dir, 'wget-header'),
+          bare,
+        ])
+        // A cut download resumed with curl -C -, and aria2c's parallel ranges, with the grant alone.
+        const cut = path.join(dir, 'curl-resumed')
+        await run('curl', ['-sfS', '-r', '0-999', '-o', cut, url])
+        expect(readFileSync(cut)).toHaveLength(1000)
+        await run('curl', ['-sfS', '-C', '-', '-o', cut, url])
+        await run('aria2c', ['-q', '-x2', '-s2', '--min-split-size=1M', '-d', dir, '-o', 'aria2c-grant', url])
+        for (const name of [
+          'curl-grant',
+          'wget-grant',
+          'curl-header',
+          'wget-header',
+          'curl-resumed',
+          'aria2c-grant',
+        ])
+          expect(sha256(readFileSync(path.join(dir, name)))).toBe(sha256(data[0]!))
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  )
 })
 
 describe('what the admin and the logs see', () => {
