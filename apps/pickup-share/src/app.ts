@@ -8,7 +8,7 @@ import type { Express } from 'express'
 import type { TConfig } from './config.ts'
 import './domain/errors.ts'
 import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
-import { registerGuessMetrics } from './http/metrics.ts'
+import { registerGuessMetrics, registerPasswordMetrics } from './http/metrics.ts'
 import type { Services } from './http/services.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
@@ -85,6 +85,7 @@ export function createApp(deps: AppDeps): Express {
     },
   )
   registerGuessMetrics(metrics, services.guard)
+  registerPasswordMetrics(metrics, services.passwords)
   // An upload about to be refused is refused before its body is asked for.
   deferContinueOnListen(app, isStreamedUpload)
   return app

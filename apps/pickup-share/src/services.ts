@@ -10,6 +10,7 @@ import { Cleanup } from './domain/cleanup.ts'
 import { DownloadGate } from './domain/download-gate.ts'
 import { DownloadTransfers } from './domain/downloads.ts'
 import { GuessGuard } from './domain/guess-guard.ts'
+import { SharePasswords } from './domain/share-passwords.ts'
 import { LoginGuard } from './domain/login-guard.ts'
 import { SettingsService } from './domain/settings.ts'
 import { ShareService } from './domain/shares.ts'
@@ -137,7 +138,8 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   // Every kv call answers within a deadline: take, download and the limits go on without kv.
   const kv = withKvDeadline(deps.kv, deps.kvDeadline)
   const kvTrouble = kvFallbackLogger(logger)
-  const tokens = new UploadTokens(config.UPLOAD_TOKEN_SECRET ?? randomBytes(32).toString('hex'), clock)
+  const secret = config.UPLOAD_TOKEN_SECRET ?? randomBytes(32).toString('hex')
+  const tokens = new UploadTokens(secret, clock)
   const storage = buildStorage(config, tokens, { db, kv, logger })
   const shareRepo = new ShareRepository(db)
   let removeShare: (id: string) => Promise<unknown> = async () => null
@@ -217,6 +219,13 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   })
   const counters = new WindowCounters(kv, kvTrouble)
   const guard = new GuessGuard(counters, clock, logger, deps.guessWaitMs)
+  const passwords = new SharePasswords({
+    counters,
+    clock,
+    secret,
+    grantTtlMs: (config.DOWNLOAD_RESUME_WINDOW_SECONDS ?? 86_400) * 1000,
+    ...(deps.guessWaitMs !== undefined ? { inFlightWaitMs: deps.guessWaitMs } : {}),
+  })
   const shares = new ShareService({
     shares: shareRepo,
     storage,
@@ -226,6 +235,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     gate,
     transfers,
     guard,
+    passwords,
     reservations,
     tokens,
     clock,
@@ -262,6 +272,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     logger,
     adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
     guard,
+    passwords,
     ipv6Prefix: config.RATE_LIMIT_IPV6_PREFIX ?? DEFAULT_IPV6_PREFIX,
     gate,
     resumable,

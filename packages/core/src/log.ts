@@ -41,11 +41,12 @@ export function createLogger(options: {
 
 /**
  * Query parameters whose values are secrets and never reach a log line: pickup codes and link
- * tokens, authorization codes, keys, passwords, presigned signatures (matched without case).
+ * tokens, access grants, authorization codes, keys, passwords, presigned signatures (matched without case).
  */
 export const SECRET_QUERY_PARAMS = [
   'code',
   'token',
+  'access',
   'authcode',
   'auth_code',
   'key',

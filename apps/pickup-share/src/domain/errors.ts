@@ -5,6 +5,8 @@ export const shareErrorStatus = defineErrorCodes({
   share_not_found: 404,
   share_used_up: 410,
   share_expired: 410,
+  share_password_required: 401,
+  share_password_wrong: 403,
   file_not_found: 404,
   store_unavailable: 400,
   upload_token_invalid: 401,

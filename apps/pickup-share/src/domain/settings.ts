@@ -22,6 +22,11 @@ export const ZSettings = z
     takeFailureWindowSeconds: int(1, 86_400).default(600),
     /** Code checks per minute for everyone together while the global budget is spent. */
     guessThrottlePerMinute: int(1, 100_000).default(30),
+    /** Wrong share passwords allowed per client address (IPv6: its /64) per window, over all shares. */
+    passwordFailuresPerIp: int(1, 1_000_000).default(10),
+    /** Wrong passwords allowed per protected share per window, from everyone together. */
+    passwordFailuresPerShare: int(1, 1_000_000).default(20),
+    passwordFailureWindowSeconds: int(1, 86_400).default(900),
     /** Failed admin logins per client address (IPv6: its /64) per window. */
     loginAttemptsPerIp: int(1, 1000).default(5),
     loginWindowSeconds: int(1, 86_400).default(900),

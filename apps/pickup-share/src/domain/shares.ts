@@ -13,6 +13,7 @@ import type { GuessGuard } from './guess-guard.ts'
 import { RESUMABLE_KINDS } from './resumable-uploads.ts'
 import { ARCHIVE_TRANSFER_PATH, sliceOf, zipOfFiles } from './share-zip.ts'
 import type { SettingsService, TSettings } from './settings.ts'
+import type { AccessGrant, SharePasswords, ShareUnlock } from './share-passwords.ts'
 import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
@@ -27,6 +28,7 @@ export interface ShareServiceDeps {
   gate: DownloadGate
   transfers: DownloadTransfers
   guard: GuessGuard
+  passwords: SharePasswords
   reservations: UploadReservations
   tokens: UploadTokens
   clock: Clock
@@ -78,6 +80,8 @@ export interface ShareRequest {
   maxDownloads?: number | null | undefined
   limitSize?: boolean | undefined
   authCode?: string | undefined
+  /** The receiver must know it (take and every download); kept as a scrypt hash only. */
+  password?: string | undefined
 }
 
 export interface Manifest {
@@ -100,6 +104,15 @@ export interface DownloadRequest {
    * previews are on; counted as this receiver's download of the file (README "Previews").
    */
   preview?: boolean
+  /** The password or access grant of a protected share (ignored by a share without one). */
+  unlock?: ShareUnlock
+}
+
+/** What take answers: the manifest, and for a protected share the grant its downloads carry. */
+export interface TakeAnswer {
+  manifest: Manifest
+  remaining: number | null
+  access?: AccessGrant
 }
 
 export interface OpenDownload {
@@ -392,6 +405,7 @@ export class ShareService {
     const expiresAt = new Date(now.getTime() + expireDays * DAY_MS)
     const id = randomUUID()
     const token = linkToken()
+    const passwordHash = req.password === undefined ? null : await this.d.passwords.hash(req.password)
     const result = await this.d.shares.create(
       {
         id,
@@ -399,6 +413,7 @@ export class ShareService {
         linkTokenHash: hashOf(token),
         maxDownloads,
         limitSize: req.limitSize ?? false,
+        passwordHash,
         createdAt: now,
         expiresAt,
         files,
@@ -453,17 +468,44 @@ export class ShareService {
     throw shareNotFound()
   }
 
-  async take(code: string, address: string): Promise<{ manifest: Manifest; remaining: number | null }> {
-    const share = await this.checkCode(code, address, await this.d.settings.get())
-    return takeAnswer(share)
+  /**
+   * A typed code: first checked as a code guess (a wrong code is 404 and spends the code budget;
+   * a right one gives it back), only then, for a protected share, the password under its own
+   * budgets (SharePasswords). So a password prompt can only follow a code check the guessing
+   * limits let through, and a wrong password never spends the code budget.
+   */
+  async take(code: string, address: string, unlock: ShareUnlock = {}): Promise<TakeAnswer> {
+    const s = await this.d.settings.get()
+    const share = await this.checkCode(code, address, s)
+    await this.unlock(share, unlock, address, s)
+    return this.takeAnswerOf(share)
   }
 
   /**
    * The pickup link: its token is 128 random bits, so it is not guessable and never goes through
-   * the guessing limits; a flood of wrong codes cannot keep its receiver out.
+   * the guessing limits; a flood of wrong codes cannot keep its receiver out. A protected share
+   * still needs its password (the link alone is not enough).
    */
-  async takeByLink(token: string): Promise<{ manifest: Manifest; remaining: number | null }> {
-    return takeAnswer(await this.shareOfLink(token))
+  async takeByLink(token: string, address: string, unlock: ShareUnlock = {}): Promise<TakeAnswer> {
+    const share = await this.shareOfLink(token)
+    await this.unlock(share, unlock, address)
+    return this.takeAnswerOf(share)
+  }
+
+  /**
+   * A protected share's password or grant (SharePasswords); a share without a password costs
+   * nothing here, not even the settings' read.
+   */
+  private async unlock(share: ShareRecord, unlock: ShareUnlock | undefined, address: string, s?: TSettings) {
+    if (share.passwordHash === null) return
+    await this.d.passwords.unlock(share, unlock ?? {}, address, s ?? (await this.d.settings.get()))
+  }
+
+  /** The answer of a take; a protected share's carries the access grant for its downloads. */
+  private takeAnswerOf(share: ShareRecord): TakeAnswer {
+    const answer: TakeAnswer = takeAnswer(share)
+    if (share.passwordHash !== null) answer.access = this.d.passwords.grantFor(share)
+    return answer
   }
 
   async openDownloadByLink(token: string, path: string, receiver: string, req: DownloadRequest = {}) {
@@ -473,6 +515,7 @@ export class ShareService {
     if (!file) throw new ApiError('file_not_found', 'no such file in this share')
     if (isUsedUp(share) && !(await this.d.transfers.hasLive({ shareId: share.id, path, receiver })))
       throw shareUsedUp()
+    await this.unlock(share, req.unlock, receiver)
     return this.serveFile(share, file, receiver, req)
   }
 
@@ -525,6 +568,8 @@ export class ShareService {
       throw share ? new ApiError('file_not_found', 'no such file in this share') : shareNotFound()
     }
     await this.d.guard.succeeded(ticket)
+    // The code was right (its check given back): now the password, under its own budgets.
+    await this.unlock(share, req.unlock, address, s)
     return this.serveFile(share, file, address, req)
   }
 
@@ -648,6 +693,7 @@ export class ShareService {
     const share = await this.downloadableShare(by, receiver)
     const key = { shareId: share.id, path: ARCHIVE_TRANSFER_PATH, receiver }
     if (isUsedUp(share) && !(await this.d.transfers.hasLive(key))) throw shareUsedUp()
+    await this.unlock(share, req.unlock, receiver)
     const files = [...share.files]
     const drivers = await Promise.all(files.map((f) => this.d.instances.driver(f.storeInstance)))
     const openFile = async (i: number): Promise<Readable> => {

@@ -273,6 +273,8 @@ export function registerAdmin(app: Express, s: Services): void {
         maxDownloads: sh.maxDownloads,
         remaining: sh.remaining,
         limitSize: sh.limitSize,
+        // Whether a password protects it: never the password or its hash.
+        protected: sh.passwordHash !== null,
         totalBytes: sh.totalBytes,
         files: sh.files.map((f) => ({
           name: f.name,

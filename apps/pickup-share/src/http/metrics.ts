@@ -1,5 +1,6 @@
 import client from 'prom-client'
 import type { GuessGuard } from '../domain/guess-guard.ts'
+import type { SharePasswords } from '../domain/share-passwords.ts'
 
 /**
  * The guessing limiter's metrics on the app's registry (served with the pipeline's own metrics).
@@ -42,5 +43,30 @@ export function registerGuessMetrics(registry: client.Registry, guard: GuessGuar
     throttleActive: (until) => {
       activeUntil = Math.max(activeUntil, until)
     },
+  })
+}
+
+/**
+ * Password checks of protected shares (README "Guessing passwords"). A rising
+ * `pickup_share_password_refused_total{reason="password_share"}` is someone trying many
+ * passwords on one share (its receiver may be kept out until the window ends).
+ */
+export function registerPasswordMetrics(registry: client.Registry, passwords: SharePasswords): void {
+  const failures = new client.Counter({
+    name: 'pickup_share_password_failures_total',
+    help: 'Wrong passwords compared for protected shares (take, download)',
+    registers: [registry],
+  })
+  const refused = new client.Counter({
+    name: 'pickup_share_password_refused_total',
+    help: 'Password checks refused with 429 before comparing: the address budget (password_address) or the share budget (password_share) is spent',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  })
+  refused.labels('password_address').inc(0)
+  refused.labels('password_share').inc(0)
+  passwords.observe({
+    failure: () => failures.inc(),
+    refused: (reason) => refused.labels(reason).inc(),
   })
 }

@@ -3,6 +3,7 @@ import { addressKey } from '@quartet/core/rate-limit'
 import type { AdminSessions } from '../domain/admin-sessions.ts'
 import type { AuthCodes } from '../domain/auth-codes.ts'
 import type { GuessGuard } from '../domain/guess-guard.ts'
+import type { SharePasswords } from '../domain/share-passwords.ts'
 import type { LoginGuard } from '../domain/login-guard.ts'
 import type { Cleanup } from '../domain/cleanup.ts'
 import type { SettingsService } from '../domain/settings.ts'
@@ -32,6 +33,8 @@ export interface Services {
   adminAllowedOrigins: string[]
   /** The guessing limiter (metrics observe it). */
   guard: GuessGuard
+  /** Password checks of protected shares (metrics observe them). */
+  passwords: SharePasswords
   /** Leading bits that name one IPv6 client in limits (RATE_LIMIT_IPV6_PREFIX). */
   ipv6Prefix: number
   /** Resumable (tus) uploads: the rules, and the tus servers of the instances. */

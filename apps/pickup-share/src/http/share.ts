@@ -29,6 +29,26 @@ const eitherCodeOrToken = (v: { code?: string | undefined; token?: string | unde
 const EITHER_MESSAGE = 'give either code (the pickup code) or token (from the pickup link), not both'
 const ZPathname = z.string().min(1).max(1024)
 
+/**
+ * A share's password as the sender sets it. The receiver may send it in a header, and header
+ * values can carry no control characters and lose spaces at either end, so neither is allowed.
+ */
+export const ZSharePassword = z
+  .string()
+  .min(4, 'must be at least 4 characters')
+  .max(128, 'must be at most 128 characters')
+  .refine(
+    (v) => ![...v].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f'),
+    'must not contain control characters (tab, line breaks, …)',
+  )
+  .refine((v) => v.trim() === v, 'must not begin or end with a space')
+/** A password as a receiver sends it: checked against the share's, never validated beyond size. */
+const ZGivenPassword = z.string().min(1, 'must not be empty').max(1024)
+/** The access grant a take with the right password returned (downloads of a protected share). */
+const ZAccessGrant = z.string().min(1).max(200)
+/** The header that carries a protected share's password on take and on every download. */
+export const PASSWORD_HEADER = 'x-share-password'
+
 export const ZShareFile = z
   .object({
     name: ZFileName,
@@ -52,12 +72,14 @@ export const ZCreateShare = z
     maxDownloads: z.number().int().min(1).nullable().optional(),
     limitSize: z.boolean().optional(),
     authCode: z.string().max(200).optional(),
+    /** Protects the share: take and every download then need it (README "Password-protected shares"). */
+    password: ZSharePassword.optional(),
   })
   .strict()
 export type TCreateShare = z.infer<typeof ZCreateShare>
 
 export const ZTake = z
-  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional() })
+  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional(), password: ZGivenPassword.optional() })
   .strict()
   .refine(eitherCodeOrToken, EITHER_MESSAGE)
 
@@ -67,16 +89,26 @@ export const ZManifest = z.object({
   createdAt: z.string(),
   expiresAt: z.string(),
 })
-export const ZTakeResponse = z.object({ manifest: ZManifest, remaining: z.number().int().nullable() })
+export const ZTakeResponse = z.object({
+  manifest: ZManifest,
+  remaining: z.number().int().nullable(),
+  /** Only for a protected share: the grant its downloads carry as `access` instead of the password. */
+  access: z.object({ grant: z.string(), expiresAt: z.string() }).optional(),
+})
 
 export const ZDownloadQuery = z
-  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional(), path: ZPathname })
+  .object({
+    code: ZPickupCode.optional(),
+    token: ZLinkToken.optional(),
+    path: ZPathname,
+    access: ZAccessGrant.optional(),
+  })
   .strict()
   .refine(eitherCodeOrToken, EITHER_MESSAGE)
 
 /** Download all: the share by its code or link token, no path. */
 export const ZDownloadAllQuery = z
-  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional() })
+  .object({ code: ZPickupCode.optional(), token: ZLinkToken.optional(), access: ZAccessGrant.optional() })
   .strict()
   .refine(eitherCodeOrToken, EITHER_MESSAGE)
 
@@ -108,6 +140,19 @@ const shareSchemas = { body: ZCreateShare }
 const takeSchemas = { body: ZTake }
 const downloadSchemas = { query: ZDownloadQuery }
 const downloadAllSchemas = { query: ZDownloadAllQuery }
+
+/** A protected share's answers on take and on every download (README "Password-protected shares"). */
+const PASSWORD_RESPONSES = {
+  401: {
+    description:
+      'share_password_required: the share is protected and no password (X-Share-Password header, or the password field of take) nor a valid access grant came',
+  },
+  403: { description: 'share_password_wrong: the password is not right (spends the password budgets)' },
+  429: {
+    description:
+      'too many failed attempts (Retry-After; details.reason address/throttle for codes, password_address/password_share for passwords)',
+  },
+}
 
 export const shareOperations: OperationDoc[] = [
   {
@@ -165,7 +210,7 @@ export const shareOperations: OperationDoc[] = [
         description:
           'the share is used up (share_used_up) or expired (share_expired, details.expiresAt); not a wrong guess',
       },
-      429: { description: 'too many failed attempts (Retry-After)' },
+      ...PASSWORD_RESPONSES,
     },
   },
   {
@@ -190,7 +235,7 @@ export const shareOperations: OperationDoc[] = [
       404: { description: 'unknown code, or a path not in the share' },
       410: { description: 'used up (share_used_up) or expired (share_expired)' },
       416: { description: 'the range lies outside the file (Content-Range: bytes */size); counts nothing' },
-      429: { description: 'too many failed attempts (Retry-After)' },
+      ...PASSWORD_RESPONSES,
     },
   },
   {
@@ -219,7 +264,7 @@ export const shareOperations: OperationDoc[] = [
           'preview_unavailable: previews are off, the type is not on the list (html, svg, …: download it) or the file is above the size',
       },
       416: { description: 'the range lies outside the file' },
-      429: { description: 'too many failed attempts (Retry-After)' },
+      ...PASSWORD_RESPONSES,
     },
   },
   {
@@ -234,7 +279,7 @@ export const shareOperations: OperationDoc[] = [
       206: { description: 'the headers of the range' },
       404: { description: 'unknown code, used up, or a path not in the share' },
       416: { description: 'the range lies outside the file' },
-      429: { description: 'too many failed attempts (Retry-After)' },
+      ...PASSWORD_RESPONSES,
     },
   },
   {
@@ -254,7 +299,7 @@ export const shareOperations: OperationDoc[] = [
       },
       404: { description: 'unknown code or link (share_not_found)' },
       410: { description: 'the share is used up (share_used_up) or expired (share_expired)' },
-      429: { description: 'too many failed attempts (Retry-After)' },
+      ...PASSWORD_RESPONSES,
       206: {
         description: 'one range of the archive (a cut archive resumed), counted by the same rule',
         contentType: 'application/zip',
@@ -278,7 +323,7 @@ export const shareOperations: OperationDoc[] = [
       200: { description: 'the headers of the archive' },
       404: { description: 'unknown code or link' },
       410: { description: 'used up or expired' },
-      429: { description: 'too many failed attempts (Retry-After)' },
+      ...PASSWORD_RESPONSES,
     },
   },
 ]
@@ -302,10 +347,11 @@ export function registerShare(app: Express, s: Services): void {
 
   app.post('/api/take', validate(takeSchemas), async (req, res) => {
     const { body } = inputOf(takeSchemas, req)
-    const { manifest, remaining } =
+    const unlock = { password: body.password ?? passwordOf(req) }
+    const { manifest, remaining, access } =
       body.token !== undefined
-        ? await s.shares.takeByLink(body.token)
-        : await s.shares.take(body.code!, clientKey(req, s))
+        ? await s.shares.takeByLink(body.token, clientKey(req, s), unlock)
+        : await s.shares.take(body.code!, clientKey(req, s), unlock)
     res.set('Cache-Control', 'no-store').json({
       manifest: {
         ...manifest,
@@ -313,6 +359,8 @@ export function registerShare(app: Express, s: Services): void {
         expiresAt: manifest.expiresAt.toISOString(),
       },
       remaining,
+      // A share without a password answers exactly as before (no `access` key at all).
+      ...(access ? { access: { grant: access.grant, expiresAt: access.expiresAt.toISOString() } } : {}),
     })
   })
 
@@ -327,7 +375,13 @@ export function registerShare(app: Express, s: Services): void {
   async function download(req: Request, res: Response, head: boolean, preview = false): Promise<void> {
     const { query } = inputOf(downloadSchemas, req)
     const receiver = clientKey(req, s)
-    const request = { range: req.get('range'), ifRange: req.get('if-range'), head, preview }
+    const request = {
+      range: req.get('range'),
+      ifRange: req.get('if-range'),
+      head,
+      preview,
+      unlock: { password: passwordOf(req), access: query.access },
+    }
     const file =
       query.token !== undefined
         ? await s.shares.openDownloadByLink(query.token, query.path, receiver, request)
@@ -370,7 +424,12 @@ export function registerShare(app: Express, s: Services): void {
   async function downloadAll(req: Request, res: Response, head: boolean): Promise<void> {
     const { query } = inputOf(downloadAllSchemas, req)
     const by = query.token !== undefined ? { token: query.token } : { code: query.code! }
-    const request = { range: req.get('range'), ifRange: req.get('if-range'), head }
+    const request = {
+      range: req.get('range'),
+      ifRange: req.get('if-range'),
+      head,
+      unlock: { password: passwordOf(req), access: query.access },
+    }
     const zip = await s.shares.openZip(by, clientKey(req, s), request)
     const length = zip.range ? zip.range.end - zip.range.start + 1 : zip.size
     res.status(zip.range ? 206 : 200).set({
@@ -431,6 +490,19 @@ class Metered extends Transform {
     if (!waiting) done(null, chunk)
     else waiting.then(() => done(null, chunk), done)
   }
+}
+
+/**
+ * The `X-Share-Password` header: the password's UTF-8 bytes as sent (curl and wget send a
+ * non-ASCII password that way; Node hands them over as latin1, one character a byte). Absent or
+ * empty: none.
+ */
+function passwordOf(req: Request): string | undefined {
+  const raw = req.headers[PASSWORD_HEADER]
+  const value = Array.isArray(raw) ? raw[0] : raw
+  if (!value) return undefined
+  if (value.length > 1024) throw new ApiError('bad_request', `${PASSWORD_HEADER}: must be at most 1024 bytes`)
+  return Buffer.from(value, 'latin1').toString('utf8')
 }
 
 /** RFC 6266: an ASCII `filename` for every client, plus `filename*` (UTF-8) when the name needs it. */

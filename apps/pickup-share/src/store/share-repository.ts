@@ -22,6 +22,8 @@ export interface ShareRecord {
   maxDownloads: number | null
   remaining: number | null
   limitSize: boolean
+  /** scrypt hash of the share's password (never leaves the domain); null: not protected. */
+  passwordHash: string | null
   createdAt: Date
   expiresAt: Date
   exhaustedAt: Date | null
@@ -54,6 +56,8 @@ export interface NewShare {
   linkTokenHash: string
   maxDownloads: number | null
   limitSize: boolean
+  /** scrypt hash of the password the sender set, or null. */
+  passwordHash: string | null
   createdAt: Date
   expiresAt: Date
   files: Array<ShareFileRecord & { issuedUploadId: string }>
@@ -85,6 +89,7 @@ function toShare(row: ShareRow): ShareRecord {
     maxDownloads: row.maxDownloads,
     remaining: row.remaining,
     limitSize: row.limitSize,
+    passwordHash: row.passwordHash,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
     exhaustedAt: row.exhaustedAt,
@@ -201,6 +206,7 @@ export class ShareRepository {
               maxDownloads: s.maxDownloads,
               remaining: s.maxDownloads,
               limitSize: s.limitSize,
+              passwordHash: s.passwordHash,
               authCodeId,
               createdAt: s.createdAt,
               expiresAt: s.expiresAt,

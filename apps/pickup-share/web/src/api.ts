@@ -119,22 +119,43 @@ export const createShare = (input: {
   maxDownloads: number | null
   limitSize?: boolean
   authCode?: string
+  /** Protects the share: the receiver needs it too (README "Password-protected shares"). */
+  password?: string
 }) => request<{ code: string; token: string; link: string }>('POST', '/api/share', input)
+
+/** The bounds the server puts on a share's password (POST /api/share). */
+export const PASSWORD_MIN = 4
+export const PASSWORD_MAX = 128
 
 /** Whether an authorization code grants what the share will ask, before any byte is uploaded. */
 export const checkAuthCode = (input: { authCode: string; unlimitedDownloads: boolean; limitSize: boolean }) =>
   request<{ ok: true; scope: string; expiresAt: string }>('POST', '/api/auth-code/check', input)
 
-/** How a share is opened: the typed code (guessing limits apply) or the pickup link's token. */
-export type Access = { code: string } | { token: string }
+/**
+ * How a share is opened: the typed code (guessing limits apply) or the pickup link's token, and
+ * for a protected share the access grant its take returned (download URLs carry it as `access`;
+ * the password itself never goes in a URL).
+ */
+export type Access = ({ code: string } | { token: string }) & { access?: string }
 
 /** The token of a pickup link (`/pickup#<token>`); the fragment never reaches a server. */
 export const LINK_TOKEN = /^[A-Za-z0-9_-]{22,64}$/
 
 export const pickupLink = (token: string) => `${location.origin}/pickup#${token}`
 
-export const take = (access: Access) =>
-  request<{ manifest: Manifest; remaining: number | null }>('POST', '/api/take', access)
+export interface TakeAnswer {
+  manifest: Manifest
+  remaining: number | null
+  /** Only for a protected share: the grant its downloads carry. */
+  access?: { grant: string; expiresAt: string }
+}
+
+/** take by code or token; a protected share's password goes in the JSON body, never the URL. */
+export const take = (access: Access, password?: string) =>
+  request<TakeAnswer>('POST', '/api/take', {
+    ...('code' in access ? { code: access.code } : { token: access.token }),
+    ...(password === undefined ? {} : { password }),
+  })
 
 export const downloadUrl = (access: Access, path: string) =>
   `/api/download?${new URLSearchParams({ ...access, path }).toString()}`
@@ -208,6 +229,9 @@ export type Settings = {
   takeFailuresGlobal: number
   takeFailureWindowSeconds: number
   guessThrottlePerMinute: number
+  passwordFailuresPerIp: number
+  passwordFailuresPerShare: number
+  passwordFailureWindowSeconds: number
   loginAttemptsPerIp: number
   loginWindowSeconds: number
   loginFailuresPerAccount: number
@@ -225,6 +249,8 @@ export interface AdminShare {
   maxDownloads: number | null
   remaining: number | null
   limitSize: boolean
+  /** A password protects it (the admin never sees the password). */
+  protected: boolean
   totalBytes: number
   files: Array<{ name: string; size: number; type: string; path: string; store: string }>
 }

@@ -11,7 +11,7 @@ export const downloadAllUrl = (access: Access) =>
  * used up (410 share_used_up), expired (410 share_expired, with the date) or unknown; when the
  * share is still open, the file itself is what is missing.
  */
-export async function preflight(url: string, access: Access): Promise<void> {
+export async function preflight(url: string, access: Access, password?: string): Promise<void> {
   let res: Response
   try {
     res = await fetch(url, { method: 'HEAD', credentials: 'same-origin', cache: 'no-store' })
@@ -22,19 +22,23 @@ export async function preflight(url: string, access: Access): Promise<void> {
   const retry = res.headers.get('retry-after')
   const retryAfter = retry && /^\d+$/.test(retry) ? Number(retry) : null
   if (res.status === 404 || res.status === 410) {
-    await take(access) // throws the share's own failure (used up, expired, not found)
+    await take(access, password) // throws the share's own failure (used up, expired, not found)
     throw new ApiFailure(404, 'file_not_found', 'file not found')
   }
   const code =
-    res.status === 429
-      ? 'rate_limit_exceeded'
-      : res.status === 502
-        ? 'storage_failed'
-        : res.status === 503
-          ? 'service_unavailable'
-          : res.status >= 500
-            ? 'internal_error'
-            : 'bad_request'
+    res.status === 401
+      ? 'share_password_required'
+      : res.status === 403
+        ? 'share_password_wrong'
+        : res.status === 429
+          ? 'rate_limit_exceeded'
+          : res.status === 502
+            ? 'storage_failed'
+            : res.status === 503
+              ? 'service_unavailable'
+              : res.status >= 500
+                ? 'internal_error'
+                : 'bad_request'
   throw new ApiFailure(res.status, code, res.statusText, {}, retryAfter)
 }
 

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'share_not_found',
   'share_used_up',
   'share_expired',
+  'share_password_required',
+  'share_password_wrong',
   'file_not_found',
   'store_unavailable',
   'upload_token_invalid',

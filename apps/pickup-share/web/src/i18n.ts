@@ -1,4 +1,5 @@
 import { adminEn, adminZh } from './admin/strings.ts'
+import { passwordEn, passwordZh } from './i18n-password.ts'
 import { textShareEn, textShareZh } from './i18n-text.ts'
 
 /** English and Simplified Chinese. The browser's languages choose by default; the switch is remembered. */
@@ -11,6 +12,7 @@ export const LANGS: Array<{ id: Lang; label: string }> = [
 
 const en = {
   ...textShareEn,
+  ...passwordEn,
   'app.name': 'Pickup Share',
   'nav.send': 'Send',
   'nav.pickup': 'Pick up',
@@ -279,6 +281,7 @@ export type Key = keyof typeof en
 
 const zh: Record<Key, string> = {
   ...textShareZh,
+  ...passwordZh,
   'app.name': '取件分享',
   'nav.send': '发送',
   'nav.pickup': '取件',

@@ -8,6 +8,7 @@ import {
   type SiteInfo,
   siteInfo,
   take,
+  type TakeAnswer,
 } from './api.ts'
 import { downloadAllUrl, handOff, preflight } from './download.ts'
 import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
@@ -37,9 +38,16 @@ export function PickupPage() {
     manifest: Manifest
     remaining: number | null
     access: Access
+    /** A protected share's password, in this page's memory only: take needs it to count again. */
+    password?: string
   } | null>(null)
   const heading = useRef<HTMLHeadingElement>(null)
   const codeInput = useRef<HTMLInputElement>(null)
+  // A protected share asked for its password: the code or link it was opened by.
+  const [locked, setLocked] = useState<Access | null>(null)
+  const [password, setPassword] = useState('')
+  const [passwordProblem, setPasswordProblem] = useState<string | null>(null)
+  const passwordInput = useRef<HTMLInputElement>(null)
 
   useEffect(() => {
     siteInfo()
@@ -71,9 +79,61 @@ export function PickupPage() {
     if (share) heading.current?.focus()
   }, [share])
 
+  useEffect(() => {
+    if (locked) passwordInput.current?.focus()
+  }, [locked, passwordProblem])
+
+  /** The share opened: its downloads carry the grant a protected share's take returned. */
+  function opened(answer: TakeAnswer, access: Access, pw: string | undefined) {
+    setCounted(new Map())
+    setShare({
+      manifest: answer.manifest,
+      remaining: answer.remaining,
+      access: answer.access ? { ...access, access: answer.access.grant } : access,
+      ...(answer.access && pw !== undefined ? { password: pw } : {}),
+    })
+    setLocked(null)
+    setPassword('')
+    setPasswordProblem(null)
+  }
+
+  /** A protected share's answer: ask for (or again for) its password. false for any other failure. */
+  function askedForPassword(err: unknown, access: Access, pw: string | undefined): boolean {
+    if (!(err instanceof ApiFailure)) return false
+    const reason = String(err.details.reason ?? '')
+    let text: string | null
+    if (err.code === 'share_password_required') text = pw === undefined ? null : t('pickup.passwordRequired')
+    else if (err.code === 'share_password_wrong') text = t('pickup.passwordWrong')
+    else if (err.code === 'rate_limit_exceeded' && reason.startsWith('password_'))
+      text = t('pickup.passwordLimited', { wait: formatWait(err.retryAfter ?? 60) })
+    else return false
+    setProblem(null)
+    setLocked(access)
+    setPasswordProblem(text)
+    return true
+  }
+
+  function submitPassword() {
+    if (!locked) return
+    // Another code typed meanwhile: open that one afresh (it may need no password, or another).
+    if ('code' in locked && locked.code !== code) {
+      setLocked(null)
+      setPassword('')
+      setPasswordProblem(null)
+      void open(code)
+      return
+    }
+    if (!password) {
+      setPasswordProblem(t('pickup.passwordRequired'))
+      return
+    }
+    if ('token' in locked) void openLink(locked.token, password)
+    else void open(code, password)
+  }
+
   const length = codeLength ?? 12
 
-  async function open(value: string) {
+  async function open(value: string, pw?: string) {
     setProblem(null)
     if (!/^\d{6,12}$/.test(value)) {
       setProblem({ kind: 'format', text: t('pickup.badFormat', { length }) })
@@ -82,11 +142,11 @@ export function PickupPage() {
     }
     setBusy(true)
     try {
-      const answer = await take({ code: value })
-      setCounted(new Map())
-      setShare({ ...answer, access: { code: value } })
+      const answer = await take({ code: value }, pw)
+      opened(answer, { code: value }, pw)
       history.replaceState(null, '', `/pickup?code=${value}`)
     } catch (err) {
+      if (askedForPassword(err, { code: value }, pw)) return
       setProblem(problemOf(err, length))
       codeInput.current?.focus()
     } finally {
@@ -94,14 +154,14 @@ export function PickupPage() {
     }
   }
 
-  async function openLink(token: string) {
+  async function openLink(token: string, pw?: string) {
     setProblem(null)
     setBusy(true)
     try {
-      const answer = await take({ token })
-      setCounted(new Map())
-      setShare({ ...answer, access: { token } })
+      const answer = await take({ token }, pw)
+      opened(answer, { token }, pw)
     } catch (err) {
+      if (askedForPassword(err, { token }, pw)) return
       // The link is dead (used up, expired, deleted) or mistyped: the code field stays usable.
       setProblem(problemOf(err, length, true))
     } finally {
@@ -126,7 +186,7 @@ export function PickupPage() {
     setProblem(null)
     setNotice(null)
     try {
-      await preflight(url, share.access)
+      await preflight(url, share.access, share.password)
       handOff(url, name)
       if (key !== '*all') count(key, true)
       setNotice(t('pickup.started', { name }))
@@ -150,7 +210,7 @@ export function PickupPage() {
   async function refresh() {
     if (!share) return
     try {
-      const answer = await take(share.access)
+      const answer = await take(share.access, share.password)
       setShare((old) => old && { ...old, remaining: answer.remaining })
     } catch (err) {
       const p = problemOf(err, length, 'token' in share.access)
@@ -284,6 +344,7 @@ export function PickupPage() {
               setShare(null)
               setProblem(null)
               setCode('')
+              setLocked(null)
             }}
           >
             {t('pickup.another')}
@@ -304,7 +365,8 @@ export function PickupPage() {
         noValidate
         onSubmit={(e) => {
           e.preventDefault()
-          void open(code)
+          if (locked) submitPassword()
+          else void open(code)
         }}
       >
         <label for="code">{t('pickup.code')}</label>
@@ -339,6 +401,38 @@ export function PickupPage() {
           >
             {problem.text}
           </p>
+        )}
+        {locked && (
+          <>
+            <div class="field" style={{ marginTop: '16px' }}>
+              <label for="share-password">{t('pickup.password')}</label>
+              <input
+                ref={passwordInput}
+                id="share-password"
+                type="password"
+                autoComplete="current-password"
+                maxLength={1024}
+                value={password}
+                aria-describedby={`password-hint${passwordProblem ? ' password-problem' : ''}`}
+                aria-invalid={passwordProblem ? true : undefined}
+                onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
+                data-testid="password-input"
+              />
+              <span id="password-hint" class="muted small">
+                {t('pickup.passwordHint')}
+              </span>
+              {passwordProblem && (
+                <p id="password-problem" class="alert error" role="alert" data-testid="password-problem">
+                  {passwordProblem}
+                </p>
+              )}
+            </div>
+            <div class="actions">
+              <button type="submit" disabled={busy} data-testid="unlock">
+                {busy ? t('pickup.checking') : t('pickup.unlock')}
+              </button>
+            </div>
+          </>
         )}
       </form>
     </section>

@@ -3,6 +3,8 @@ import {
   ApiFailure,
   checkAuthCode,
   createShare,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
   pickupLink,
   requestUpload,
   type SiteInfo,
@@ -70,6 +72,18 @@ interface Result {
   link: string
   expiresAt: string
   maxDownloads: number | null
+  protected: boolean
+}
+
+/** What is wrong with a share password the server would refuse (an empty one: none is set). */
+function passwordIssue(password: string): string | null {
+  if (!password) return null
+  if (password.length < PASSWORD_MIN) return t('send.passwordShort', { min: PASSWORD_MIN })
+  if (password.length > PASSWORD_MAX) return t('send.passwordLong', { max: PASSWORD_MAX })
+  // Headers lose spaces at either end and carry no control characters (README "Password-protected shares").
+  if (password.trim() !== password || [...password].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f'))
+    return t('send.passwordSpaces')
+  return null
 }
 
 let nextId = 1
@@ -85,6 +99,7 @@ export function SendPage() {
   const [unlimitedDownloads, setUnlimitedDownloads] = useState(false)
   const [noSizeLimit, setNoSizeLimit] = useState(false)
   const [authCode, setAuthCode] = useState('')
+  const [password, setPassword] = useState('')
   const [phase, setPhase] = useState<'edit' | 'checking' | 'uploading' | 'sharing'>('edit')
   const [error, setError] = useState<string | null>(null)
   const [result, setResult] = useState<Result | null>(null)
@@ -171,6 +186,7 @@ export function SendPage() {
     setError(null)
     if (!items.length && !text.trim()) return setError(t('send.needFiles'))
     if (expireInvalid || downloadsInvalid) return
+    if (passwordIssue(password)) return document.getElementById('share-password')?.focus()
     if (textBytes > site.textMaxBytes)
       return setError(
         t('text.tooLarge', { size: formatBytes(textBytes), max: formatBytes(site.textMaxBytes) }),
@@ -335,6 +351,7 @@ export function SendPage() {
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
         ...(unlimited ? { authCode: authCode.trim() } : {}),
         ...(noSizeLimit ? { limitSize: true } : {}),
+        ...(password ? { password } : {}),
       })
       // The link opens the share with its token, which no flood of wrong codes can slow down.
       setResult({
@@ -342,7 +359,9 @@ export function SendPage() {
         link: pickupLink(token),
         expiresAt: new Date(Date.now() + expireNum * 86_400_000).toISOString(),
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
+        protected: password !== '',
       })
+      setPassword('')
     } catch (err) {
       setError(shareMessage(err))
       // Uploaded files cannot join another share; start again from the file list.
@@ -384,6 +403,11 @@ export function SendPage() {
               </a>
             </p>
             <CopyButton text={result.link} label={t('send.copyLink')} />
+            {result.protected && (
+              <p class="muted" data-testid="result-protected">
+                {t('send.protected')}
+              </p>
+            )}
             <p class="muted">
               {t('send.resultInfo', {
                 expires: formatDate(result.expiresAt),
@@ -556,6 +580,7 @@ export function SendPage() {
             invalid={downloadsInvalid}
             disabled={unlimitedDownloads}
           />
+          <PasswordField value={password} onInput={setPassword} />
         </fieldset>
 
         {site.unlimitedEnabled && (
@@ -626,6 +651,35 @@ export function SendPage() {
         </div>
       </form>
     </section>
+  )
+}
+
+/** The share's optional password: its error is tied to the field, as NumberField's are. */
+function PasswordField(props: { value: string; onInput: (v: string) => void }) {
+  const issue = passwordIssue(props.value)
+  return (
+    <div class="field">
+      <label for="share-password">{t('send.password')}</label>
+      <input
+        id="share-password"
+        type="password"
+        autoComplete="new-password"
+        maxLength={PASSWORD_MAX + 1}
+        value={props.value}
+        aria-invalid={issue ? true : undefined}
+        aria-describedby={`share-password-hint${issue ? ' share-password-error' : ''}`}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)}
+        data-testid="share-password"
+      />
+      <span id="share-password-hint" class="muted small">
+        {t('send.passwordHint')}
+      </span>
+      {issue && (
+        <span id="share-password-error" class="field-error">
+          {issue}
+        </span>
+      )}
+    </div>
   )
 }
 

@@ -138,6 +138,11 @@ export function SharesPanel({ onFailure }: PanelProps) {
           title={(s) => (
             <>
               <span class="mono">{s.code}</span> <TextBadge files={s.files} />
+              {s.protected && (
+                <span class="badge" title={t('shares.protectedLabel')} data-testid="protected-badge">
+                  {t('shares.protected')}
+                </span>
+              )}
             </>
           )}
           columns={shareColumns()}
