@@ -30,9 +30,9 @@ const THROTTLE_WINDOW_MS = 60_000
 /** How long a check waits for checks of its address in flight before it is answered. */
 export const IN_FLIGHT_WAIT_MS = 1500
 /** A refused check looks again this soon for checks of its address ending on another replica, */
-const REMOTE_POLL_MS = 50
+export const REMOTE_POLL_MS = 50
 /** and keeps looking (backing off) this long before it is answered 429. */
-const REMOTE_WAIT_MS = 800
+export const REMOTE_WAIT_MS = 800
 
 /**
  * Against guessing pickup codes (README "Guessing"). Every check of a typed code spends one
