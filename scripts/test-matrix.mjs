@@ -24,7 +24,8 @@
 //   QUARTET_TEST_PLAN=1        print the lanes and their commands, run nothing
 //   extra arguments go to turbo (e.g. --filter=@quartet/core) and run that selection on each major
 import { execFileSync, spawn } from 'node:child_process'
-import { dirname } from 'node:path'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { ensureNode } from './node-runtime.mjs'
 
 const current = Number(process.versions.node.split('.')[0])
@@ -41,7 +42,7 @@ const SHARE = ['--filter=@quartet/pickup-share']
 const OTHERS = ['@quartet/core', '@quartet/design-archive', '@quartet/key-info', '@quartet/dns-manager'].map(
   (f) => `--filter=${f}`,
 )
-const STACK = ['@quartet/stack', '@quartet/fuzz'].map((f) => `--filter=${f}`)
+const STACK = ['@quartet/stack', '@quartet/fuzz', '@quartet/deploy'].map((f) => `--filter=${f}`)
 const BROWSER_SUITES = '--testPathIgnorePatterns=/test/browser/'
 
 /**
@@ -71,6 +72,40 @@ function laneEnv(lane, own) {
     env.REDIS_URL = url.toString()
   }
   return env
+}
+
+/**
+ * Every workspace package with a `test` script must be in a lane: a new package left out of the
+ * lists above would otherwise pass CI untested.
+ */
+function assertEveryPackageRuns(phases) {
+  const named = new Set(
+    phases
+      .flatMap((p) => p.lanes.flatMap((l) => l.args.filter((a) => a.startsWith('--filter=@'))))
+      .map((a) => a.slice(9)),
+  )
+  const root = join(dirname(new URL(import.meta.url).pathname), '..')
+  const missing = []
+  // The workspace's entries (pnpm-workspace.yaml): `group/*` or a directory.
+  const entries = readFileSync(join(root, 'pnpm-workspace.yaml'), 'utf8')
+    .split('\n')
+    .map((line) => /^\s*-\s*['"]?([^'"\s]+)/.exec(line)?.[1])
+    .filter(Boolean)
+  const dirs = entries.flatMap((entry) =>
+    entry.endsWith('/*')
+      ? readdirSync(join(root, entry.slice(0, -2))).map((d) => join(root, entry.slice(0, -2), d))
+      : [join(root, entry)],
+  )
+  for (const dir of dirs) {
+    const file = join(dir, 'package.json')
+    if (!existsSync(file)) continue
+    const pkg = JSON.parse(readFileSync(file, 'utf8'))
+    if (pkg.scripts?.test && !named.has(pkg.name)) missing.push(pkg.name)
+  }
+  if (missing.length)
+    throw new Error(
+      `test matrix: ${missing.join(', ')} ha${missing.length > 1 ? 've' : 's'} a test script but no lane (scripts/test-matrix.mjs)`,
+    )
 }
 
 /** Phases of lanes: [{ together, lanes: [{ name, major, args }] }]. */
@@ -130,6 +165,7 @@ function runLane(lane, env) {
 }
 
 const phases = plan()
+if (!turboArgs.length) assertEveryPackageRuns(phases)
 for (const phase of phases)
   phase.lanes.forEach((lane, index) => {
     lane.env = laneEnv(lane, phase.together ? index : 0)
