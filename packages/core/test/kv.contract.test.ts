@@ -678,6 +678,12 @@ describe('RedisKeyValueStore after Redis lost its scripts', () => {
       await own.stop()
     }
   })
+
+  it('when ioredis is installed, then it carries the patch that keeps its commands out of the old generation', () => {
+    // README, "Memory and start-up": without it every command was promoted under load.
+    const command = require('ioredis').Command as { prototype: Record<string, unknown> }
+    expect(typeof command.prototype._convertError).toBe('function')
+  })
 })
 
 describe('MemoryKeyValueStore reconnect', () => {
