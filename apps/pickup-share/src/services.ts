@@ -24,7 +24,7 @@ import { WindowCounters } from './domain/window-counters.ts'
 import type { Services } from './http/services.ts'
 import { BlobStore } from './storage/blob-store.ts'
 import { BucketStore } from './storage/bucket-store.ts'
-import { builtinRepoStore, driverFactory, type FactoryDeps } from './storage/factory.ts'
+import { builtinRepoStore, driverFactory, type FactoryConfig, type FactoryDeps } from './storage/factory.ts'
 import { RedisLocker } from './storage/redis-locker.ts'
 import { TusEndpoints } from './storage/tus-endpoints.ts'
 import { TUS_BASE_PATH } from './http/tus.ts'
@@ -72,21 +72,7 @@ export type ServicesConfig = Pick<
       | 'UPLOAD_IDLE_RELEASE_SECONDS'
     >
   > &
-  Partial<
-    Pick<
-      TConfig,
-      | 'REPO_REMOTE_URL'
-      | 'REPO_TOKEN'
-      | 'REPO_USERNAME'
-      | 'REPO_BRANCH'
-      | 'REPO_OWNER'
-      | 'REPO_NAME'
-      | 'REPO_MAX_FILE_BYTES'
-      | 'REPO_CACHE_DIR'
-      | 'REPO_MIRRORS'
-      | 'REPO_MIRROR_TTL_SECONDS'
-    >
-  >
+  FactoryConfig
 
 export interface ServiceDeps {
   config: ServicesConfig

@@ -30,9 +30,27 @@ const THROTTLE_WINDOW_MS = 60_000
 /** How long a check waits for checks of its address in flight before it is answered. */
 export const IN_FLIGHT_WAIT_MS = 1500
 /** A refused check looks again this soon for checks of its address ending on another replica, */
-export const REMOTE_POLL_MS = 50
+const REMOTE_POLL_MS = 50
 /** and keeps looking (backing off) this long before it is answered 429. */
-export const REMOTE_WAIT_MS = 800
+const REMOTE_WAIT_MS = 800
+
+/**
+ * For a check refused while none of its own process's checks are in flight: checks in flight on
+ * another replica may still give their failures back. Each call waits the next backed-off pause
+ * (from REMOTE_POLL_MS) and resolves true, until `limitMs` (at most REMOTE_WAIT_MS) has passed
+ * since this was made: then false, and the check is refused.
+ */
+export function lookAgainForOtherReplicas(limitMs: number): () => Promise<boolean> {
+  const until = performance.now() + Math.min(limitMs, REMOTE_WAIT_MS)
+  let pauseMs = REMOTE_POLL_MS
+  return async () => {
+    const leftMs = until - performance.now()
+    if (leftMs <= 0) return false
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pauseMs, leftMs)))
+    pauseMs *= 2
+    return true
+  }
+}
 
 /**
  * Against guessing pickup codes (README "Guessing"). Every check of a typed code spends one
@@ -82,8 +100,7 @@ export class GuessGuard {
     const addressKey = `guess:ip:${address}`
     // Real time, not the injectable clock: this is a wait, not a window.
     const giveUpAt = performance.now() + this.inFlightWaitMs
-    const remoteUntil = performance.now() + Math.min(this.inFlightWaitMs, REMOTE_WAIT_MS)
-    let pollMs = REMOTE_POLL_MS
+    const lookAgain = lookAgainForOtherReplicas(this.inFlightWaitMs)
     for (;;) {
       const admitted = await this.tryAdmit(addressKey, s)
       if ('ticket' in admitted) {
@@ -103,12 +120,7 @@ export class GuessGuard {
           { headers: { 'Retry-After': '2' } },
         )
       // Another replica's right codes may be giving failures back: look again for a while.
-      const remoteMs = remoteUntil - performance.now()
-      if (remoteMs > 0) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, remoteMs)))
-        pollMs *= 2
-        continue
-      }
+      if (await lookAgain()) continue
       this.emit((o) => o.refused?.('address'))
       throw limitExceeded('too many failed pickup attempts from this address', admitted.refused.ttlMs, {
         reason: 'address',

@@ -3,7 +3,7 @@ import { hashPassword, verifyPassword } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import type { TSettings } from './settings.ts'
-import { REMOTE_POLL_MS, REMOTE_WAIT_MS } from './guess-guard.ts'
+import { lookAgainForOtherReplicas } from './guess-guard.ts'
 import { type CounterHit, limitExceeded, type WindowCounters } from './window-counters.ts'
 
 /** The share a password protects, as far as the check needs it. */
@@ -169,9 +169,7 @@ export class SharePasswords {
     const keys = { address: `pw:ip:${address}`, share: `pw:share:${shareId}` }
     // Real time, not the injectable clock: this is a wait, not a window.
     const giveUpAt = performance.now() + (this.d.inFlightWaitMs ?? IN_FLIGHT_WAIT_MS)
-    const remoteUntil =
-      performance.now() + Math.min(this.d.inFlightWaitMs ?? IN_FLIGHT_WAIT_MS, REMOTE_WAIT_MS)
-    let pollMs = REMOTE_POLL_MS
+    const lookAgain = lookAgainForOtherReplicas(this.d.inFlightWaitMs ?? IN_FLIGHT_WAIT_MS)
     for (;;) {
       const [addressHit, shareHit] = await Promise.all([
         this.d.counters.hit(keys.address, windowMs),
@@ -200,12 +198,7 @@ export class SharePasswords {
       }
       // Checks in flight on another replica are not seen here: look again for a while, as a
       // code check does (guess-guard.ts).
-      const remoteMs = remoteUntil - performance.now()
-      if (remoteMs > 0) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, remoteMs)))
-        pollMs *= 2
-        continue
-      }
+      if (await lookAgain()) continue
       this.emit((o) => o.refused?.(over.reason))
       throw limitExceeded(
         over.reason === 'password_address'
