@@ -58,10 +58,10 @@ export function createApp(deps: AppDeps): Express {
       registerDocumentRoutes(app, { cache: deps.releases, cacheControl })
     },
   )
-  // Before the fast path is installed, so it runs only for what the fast path leaves to express.
-  installCorsOnApiAnswers(app)
   // Document hits skip express and the per-request access log unless DOCUMENT_ACCESS_LOG is on.
   if (!deps.config.DOCUMENT_ACCESS_LOG)
     installDocumentFastPath(app, { cache: deps.releases, cacheControl, observe })
+  // After the fast path, so it runs only for what the fast path leaves to express.
+  installCorsOnApiAnswers(app)
   return app
 }

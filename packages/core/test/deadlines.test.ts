@@ -1,5 +1,5 @@
 import net from 'node:net'
-import request from 'supertest'
+import { request } from '../src/testing.ts'
 import { createPgPool } from '../src/db.ts'
 import { ApiError, dependencyFailure, toApiError } from '../src/errors.ts'
 import { createHttpApp } from '../src/http.ts'
