@@ -18,13 +18,15 @@ export interface OperationsDocumentOptions {
 const RETRY_AFTER_STATUSES = new Set([429, 503])
 
 export function errorResponsesOf(op: AnyOperation, errorSchema: z.ZodType): OperationDoc['responses'] {
-  const docs: ErrorDocs = {
-    ...(op.input.params || op.input.query || op.input.body ? { bad_request: 'invalid input' } : {}),
-    ...op.auth.errors,
-    ...op.errors,
-  }
+  const hasInput = op.input.params || op.input.query || op.input.body
+  const docs: ErrorDocs[] = [
+    op.auth.errors,
+    // Validation's 400, unless the operation says in its own words when it answers that.
+    hasInput && !op.errors.bad_request ? { bad_request: 'invalid input' } : {},
+    op.errors,
+  ]
   const byStatus = new Map<number, string[]>()
-  for (const [code, description] of Object.entries(docs) as Array<[ErrorCode, string]>) {
+  for (const [code, description] of docs.flatMap((d) => Object.entries(d) as Array<[ErrorCode, string]>)) {
     const status = statusOf(code)
     const descriptions = byStatus.get(status) ?? []
     if (!descriptions.includes(description)) descriptions.push(description)

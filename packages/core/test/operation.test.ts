@@ -14,6 +14,7 @@ import { readReply, requestOf } from '../src/operation-client.ts'
 import { hotRoutesOf, mountOperations } from '../src/operation-express.ts'
 import { operationsDocument } from '../src/operation-openapi.ts'
 import { silentLogger } from '../src/testing.ts'
+import { operationsWithoutRoute, routesWithoutOperation } from '../src/testing-operations.ts'
 
 // An app of two operations over an in-memory list, the shape every Quartet app's http/ takes.
 interface Deps {
@@ -159,6 +160,25 @@ describe('operations served by express', () => {
         mountOperations(app, operations, { deps: { items: new Map() }, auth: [] }),
       ),
     ).toThrow('operation getItem needs auth "signedIn"')
+  })
+})
+
+describe('the routes of an app defined by operations', () => {
+  it('when every route comes from an operation, then none is reported; a route added by hand is', () => {
+    const app = buildApp()
+    expect(routesWithoutOperation(app, operations)).toEqual([])
+    expect(operationsWithoutRoute(app, operations)).toEqual([])
+    app.get('/by-hand', (_req, res) => {
+      res.end()
+    })
+    expect(routesWithoutOperation(app, operations)).toEqual([{ method: 'get', path: '/by-hand' }])
+    expect(routesWithoutOperation(app, operations, [{ method: 'get', path: '/by-hand' }])).toEqual([])
+    expect(
+      operationsWithoutRoute(app, [
+        ...operations,
+        { ...getItem, name: 'elsewhere', route: { method: 'get', path: '/nowhere' } },
+      ]),
+    ).toEqual(['elsewhere'])
   })
 })
 
