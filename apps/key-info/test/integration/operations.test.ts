@@ -1,0 +1,84 @@
+import request from 'supertest'
+import type { AnyOperation, InputOf } from '@quartet/core/operation'
+import { requestOf } from '@quartet/core/operation/client'
+import {
+  expectDocumentedAnswer,
+  operationsWithoutRoute,
+  routesWithoutOperation,
+} from '@quartet/core/testing/operations'
+import { getCurrentKey } from '../../src/http/key.ts'
+import {
+  createKeyOperation,
+  deleteKeyOperation,
+  getKeyOperation,
+  listKeysOperation,
+  updateKeyOperation,
+} from '../../src/http/keys.ts'
+import { keyInfoOperations } from '../../src/http/operations.ts'
+import { recordUsageOperation } from '../../src/http/usage.ts'
+import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
+
+const deps = useKeyInfoDeps()
+
+describe('key-info operations', () => {
+  it('when the app is built, then every route it serves is an operation and every operation is served', () => {
+    const app = buildApp(deps)
+    expect(routesWithoutOperation(app, keyInfoOperations)).toEqual([])
+    expect(operationsWithoutRoute(app, keyInfoOperations)).toEqual([])
+  })
+
+  it('when /openapi.json is read, then each operation is there with an output schema for each success status', async () => {
+    const res = await request(buildApp(deps)).get('/openapi.json').expect(200)
+    for (const op of keyInfoOperations) {
+      const documented = res.body.paths[op.route.path.replace(/:(\w+)/g, '{$1}')][op.route.method]
+      expect(documented.operationId).toBe(op.name)
+      for (const status of Object.keys(op.responses))
+        expect(documented.responses[status].content['application/json'].schema).toMatchObject({
+          type: 'object',
+        })
+    }
+  })
+
+  it('when each operation is called as the integration tests call it, then its answer parses with its documented output schema', async () => {
+    const app = buildApp(deps)
+    const admin = await mintKey(deps, { isManagementKey: true })
+    const called = new Set<string>()
+    const call = async <O extends AnyOperation>(op: O, input: InputOf<O>, key = admin.key) => {
+      const { method, url, body } = requestOf(op, input)
+      const verb = method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'
+      const res = await request(app)
+        [verb](url)
+        .set(bearer(key))
+        .send(body as object)
+      called.add(op.name)
+      return expectDocumentedAnswer(op, res) as never
+    }
+
+    // GET /api/v1/key twice: as the hot route answers it and, with a query string, as express does.
+    await call(getCurrentKey, {})
+    const viaExpress = await request(app).get('/api/v1/key?x=1').set(bearer(admin.key)).expect(200)
+    expectDocumentedAnswer(getCurrentKey, viaExpress)
+
+    const created: { data: { hash: string } } = await call(createKeyOperation, {
+      body: { name: 'ops', limit: 12.5, limit_reset: 'monthly', external: { user: 'u-1' } },
+    })
+    await call(listKeysOperation, { query: { limit: '10', include_disabled: 'true' } })
+    await call(getKeyOperation, { params: { hash: created.data.hash } })
+    await call(updateKeyOperation, {
+      params: { hash: created.data.hash },
+      body: { disabled: true, limit: null },
+    })
+    await call(recordUsageOperation, {
+      body: {
+        events: [
+          { id: 'ops-1', key_hash: created.data.hash, amount: 0.25 },
+          { id: 'ops-1', key_hash: created.data.hash, amount: 0.25 },
+          { id: 'ops-2', key_hash: 'f'.repeat(64), amount: 1 },
+        ],
+      },
+    })
+    await call(deleteKeyOperation, { params: { hash: created.data.hash } })
+
+    expect([...called].sort()).toEqual(keyInfoOperations.map((op) => op.name).sort())
+  })
+})
