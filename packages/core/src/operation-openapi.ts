@@ -14,8 +14,11 @@ export interface OperationsDocumentOptions {
   errorSchema: z.ZodType
 }
 
-/** Answers that tell the client when to come back carry Retry-After. */
-const RETRY_AFTER_STATUSES = new Set([429, 503])
+/**
+ * A 429 tells the client when to come back (core's rateLimitError sets Retry-After); a 503 does
+ * only when a dependency failed (toApiError), not when an operation answers it itself.
+ */
+const RETRY_AFTER_STATUSES = new Set([429])
 
 export function errorResponsesOf(op: AnyOperation, errorSchema: z.ZodType): OperationDoc['responses'] {
   const hasInput = op.input.params || op.input.query || op.input.body
