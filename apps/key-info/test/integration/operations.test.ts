@@ -46,8 +46,8 @@ describe('key-info operations', () => {
     const call = async <O extends AnyOperation>(op: O, input: InputOf<O>, key = admin.key) => {
       const { method, url, body } = requestOf(op, input)
       const verb = method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'
-      const res = await request(app)
-        [verb](url)
+      const agent = request(app)
+      const res = await agent[verb](url)
         .set(bearer(key))
         .send(body as object)
       called.add(op.name)
