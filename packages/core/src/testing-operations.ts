@@ -1,4 +1,5 @@
 import type { Express } from 'express'
+import { type ErrorCode, statusOf } from './errors.ts'
 import { type AnyOperation, routesOf } from './operation.ts'
 import { readReply } from './operation-client.ts'
 
@@ -75,4 +76,23 @@ export function operationsWithoutRoute(app: Express, operations: readonly AnyOpe
  */
 export function expectDocumentedAnswer(op: AnyOperation, answer: { status: number; body: unknown }): unknown {
   return readReply(op, answer.status, answer.body)
+}
+
+/**
+ * The statuses an operation documents for its errors: those of the codes it and its auth
+ * requirement declare, and validation's 400 when it takes input.
+ */
+export function documentedErrorStatuses(op: AnyOperation): number[] {
+  const codes = [...Object.keys(op.auth.errors), ...Object.keys(op.errors)] as ErrorCode[]
+  if (op.input.params || op.input.query || op.input.body) codes.push('bad_request')
+  return [...new Set(codes.map(statusOf))].sort((a, b) => a - b)
+}
+
+/** A real error answer of the operation: its status must be one the operation documents. */
+export function expectDocumentedError(op: AnyOperation, answer: { status: number }): void {
+  const documented = documentedErrorStatuses(op)
+  if (!documented.includes(answer.status))
+    throw new Error(
+      `${op.name} answered ${answer.status}, which it does not document (${documented.join(', ')})`,
+    )
 }

@@ -14,7 +14,11 @@ import { readReply, requestOf } from '../src/operation-client.ts'
 import { hotRoutesOf, mountOperations } from '../src/operation-express.ts'
 import { operationsDocument } from '../src/operation-openapi.ts'
 import { silentLogger } from '../src/testing.ts'
-import { operationsWithoutRoute, routesWithoutOperation } from '../src/testing-operations.ts'
+import {
+  expectDocumentedError,
+  operationsWithoutRoute,
+  routesWithoutOperation,
+} from '../src/testing-operations.ts'
 
 // An app of two operations over an in-memory list, the shape every Quartet app's http/ takes.
 interface Deps {
@@ -179,6 +183,16 @@ describe('the routes of an app defined by operations', () => {
         { ...getItem, name: 'elsewhere', route: { method: 'get', path: '/nowhere' } },
       ]),
     ).toEqual(['elsewhere'])
+  })
+
+  it('when an error answer has a status the operation documents, then it passes; otherwise the check names the status', async () => {
+    const app = buildApp()
+    expectDocumentedError(getItem, await request(app).get('/items/9').set('Authorization', 'Bearer a'))
+    expectDocumentedError(getItem, await request(app).get('/items/x').set('Authorization', 'Bearer a'))
+    expectDocumentedError(getItem, await request(app).get('/items/1'))
+    expect(() => expectDocumentedError(getItem, { status: 409 })).toThrow(
+      'getItem answered 409, which it does not document (400, 401, 404)',
+    )
   })
 })
 

@@ -3,6 +3,7 @@ import { requestOf } from '@quartet/core/operation/client'
 import { silentLogger, useTestDeps } from '@quartet/core/testing'
 import {
   expectDocumentedAnswer,
+  expectDocumentedError,
   operationsWithoutRoute,
   routesWithoutOperation,
 } from '@quartet/core/testing/operations'
@@ -84,4 +85,28 @@ describe('design-archive operations', () => {
       }
     },
   )
+
+  it('when the document path refuses a request, then the status is one getDocument documents', async () => {
+    const { app, releases } = appWithout(false)
+    const empty = await request(app).get(`${BASE_PATH}/manifest.json`)
+    expect(empty.status).toBe(503)
+    expectDocumentedError(getDocument, empty)
+    await releases.refresh()
+    const manifest = await request(app).get(`${BASE_PATH}/manifest.json`).expect(200)
+    const refusals = [
+      request(app).get(`${BASE_PATH}/nothing.json`),
+      request(app).get(`${BASE_PATH}/manifest.json?version=..`),
+      request(app).get(`${BASE_PATH}/manifest.json?version=no-such-release`),
+      request(app).post(`${BASE_PATH}/manifest.json`),
+      request(app).get(`${BASE_PATH}/manifest.json`).set('If-Match', '"not-the-etag"'),
+    ]
+    const statuses: number[] = []
+    for (const refusal of refusals) {
+      const res = await refusal
+      statuses.push(res.status)
+      expectDocumentedError(getDocument, res)
+    }
+    expect(statuses).toEqual([404, 400, 404, 405, 412])
+    expect(manifest.headers.etag).toBeDefined()
+  })
 })

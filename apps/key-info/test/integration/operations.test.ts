@@ -3,6 +3,7 @@ import type { AnyOperation, InputOf } from '@quartet/core/operation'
 import { requestOf } from '@quartet/core/operation/client'
 import {
   expectDocumentedAnswer,
+  expectDocumentedError,
   operationsWithoutRoute,
   routesWithoutOperation,
 } from '@quartet/core/testing/operations'
@@ -80,5 +81,41 @@ describe('key-info operations', () => {
     await call(deleteKeyOperation, { params: { hash: created.data.hash } })
 
     expect([...called].sort()).toEqual(keyInfoOperations.map((op) => op.name).sort())
+  })
+
+  it('when an operation refuses a request, then the status is one its definition documents', async () => {
+    const app = buildApp(deps)
+    const admin = await mintKey(deps, { isManagementKey: true })
+    const normal = await mintKey(deps)
+    const missing = 'e'.repeat(64)
+    const refusals: Array<[AnyOperation, () => request.Test]> = [
+      [getCurrentKey, () => request(app).get('/api/v1/key')],
+      [getCurrentKey, () => request(app).get('/api/v1/key').set(bearer('sk-qk-v1-unknown'))],
+      [listKeysOperation, () => request(app).get('/api/v1/keys').set(bearer(normal.key))],
+      [listKeysOperation, () => request(app).get('/api/v1/keys?limit=0').set(bearer(admin.key))],
+      [
+        listKeysOperation,
+        () =>
+          request(app)
+            .get('/api/v1/keys?workspace_id=00000000-0000-4000-8000-000000000000')
+            .set(bearer(admin.key)),
+      ],
+      [createKeyOperation, () => request(app).post('/api/v1/keys').set(bearer(admin.key)).send({ name: '' })],
+      [getKeyOperation, () => request(app).get(`/api/v1/keys/${missing}`).set(bearer(admin.key))],
+      [
+        updateKeyOperation,
+        () => request(app).patch(`/api/v1/keys/${missing}`).set(bearer(admin.key)).send({}),
+      ],
+      [deleteKeyOperation, () => request(app).delete(`/api/v1/keys/${missing}`).set(bearer(admin.key))],
+      [
+        recordUsageOperation,
+        () => request(app).post('/api/v1/usage').set(bearer(admin.key)).send({ events: [] }),
+      ],
+    ]
+    for (const [op, send] of refusals) {
+      const res = await send()
+      expect(res.status).toBeGreaterThanOrEqual(400)
+      expectDocumentedError(op, res)
+    }
   })
 })
