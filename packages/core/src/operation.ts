@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { z } from 'zod'
+import { ZodObject, type z } from 'zod'
 import type { ErrorCode } from './errors.ts'
 import type { HeaderSink } from './http.ts'
-import type { InputSchemas, ParsedInput } from './validate.ts'
+import { type InputSchemas, type ParsedInput, parseInput } from './validate.ts'
 
 /**
  * One operation, defined once: its name, input and output schemas, route, who may call it, the
@@ -189,4 +189,37 @@ export function assertUniqueNames(operations: readonly AnyOperation[]): void {
     if (seen.has(op.name)) throw new Error(`two operations are named ${op.name}`)
     seen.add(op.name)
   }
+}
+
+/**
+ * The input of a call style without a URL (JSON-RPC params, GraphQL arguments): one flat object of
+ * arguments, split into the operation's params, query and body by the keys of their schemas, and
+ * each part parsed as the express route parses it (400 naming the field under `where`). Keys no
+ * schema names go to the body (or, without one, the query), whose schema decides on them.
+ */
+export function parseCallArguments<O extends AnyOperation>(
+  op: O,
+  args: Record<string, unknown>,
+  where = 'params',
+): ParsedInput<O['input']> {
+  const { params, query, body } = op.input as InputSchemas
+  const keysOf = (schema: z.ZodType | undefined) =>
+    schema instanceof ZodObject ? new Set(Object.keys(schema.shape as object)) : new Set<string>()
+  const paramKeys = keysOf(params)
+  const queryKeys = keysOf(query)
+  const parts: Record<'params' | 'query' | 'body', Record<string, unknown>> = {
+    params: {},
+    query: {},
+    body: {},
+  }
+  const rest = body ? 'body' : query ? 'query' : 'params'
+  for (const [key, value] of Object.entries(args)) {
+    const part = paramKeys.has(key) ? 'params' : queryKeys.has(key) ? 'query' : rest
+    parts[part][key] = value
+  }
+  return {
+    params: params ? parseInput(params, parts.params, where) : parts.params,
+    query: query ? parseInput(query, parts.query, where) : parts.query,
+    body: body ? parseInput(body, parts.body, where) : undefined,
+  } as ParsedInput<O['input']>
 }

@@ -7,6 +7,7 @@ import {
   type InputOf,
   operationsOver,
   type OutputOf,
+  parseCallArguments,
   reply,
   resolveWith,
 } from '../src/operation.ts'
@@ -193,6 +194,30 @@ describe('the routes of an app defined by operations', () => {
     expect(() => expectDocumentedError(getItem, { status: 409 })).toThrow(
       'getItem answered 409, which it does not document (400, 401, 404)',
     )
+  })
+})
+
+describe('an operation called without a URL (JSON-RPC params, GraphQL arguments)', () => {
+  it('when given one flat object of arguments, then they are split into params, query and body and parsed', async () => {
+    const input = parseCallArguments(getItem, { id: '1', upper: 'true' })
+    expect(input).toEqual({ params: { id: 1 }, query: { upper: 'true' }, body: undefined })
+    const deps: Deps = { items: new Map([[1, { id: 1, name: 'one' }]]) }
+    const headers = new Map<string, unknown>()
+    const answer = await getItem.handler(input, {
+      caller: { user: 'rpc' },
+      deps,
+      headers: { setHeader: (name, value) => headers.set(name, value) },
+      req: {} as never,
+    })
+    expect(answer).toEqual({ status: 200, body: { data: { id: 1, name: 'ONE' } } })
+  })
+
+  it('when an argument is wrong or unknown, then 400 names it under the name the call style gives', () => {
+    expect(() => parseCallArguments(getItem, { id: 'x' }, 'params')).toThrow('params.id:')
+    expect(() => parseCallArguments(createItem, { name: 'n', extra: 1 }, 'args')).toThrow(
+      'args: unknown field(s): extra',
+    )
+    expect(parseCallArguments(createItem, { name: 'n' }).body).toEqual({ name: 'n' })
   })
 })
 
