@@ -140,7 +140,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   })
   const uploadWindow = config.UPLOAD_LIMIT_WINDOW_SECONDS
   const reservations = new UploadReservations({
-    shares: shareRepo,
+    uploads: shareRepo,
     allowances: new AllowanceRepository(db),
     instances,
     limits: {
@@ -181,7 +181,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     logger,
   })
   const resumable = new ResumableUploads({
-    shares: shareRepo,
+    uploads: shareRepo,
     instances,
     reservations,
     tokens,
@@ -214,6 +214,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   })
   const shares = new ShareService({
     shares: shareRepo,
+    uploads: shareRepo,
     storage,
     instances,
     settings,
@@ -232,6 +233,7 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
   removeShare = (id) => shares.removeShare(id, false) // an admin deleting a store's shares
   const cleanup = new Cleanup({
     shares: shareRepo,
+    uploads: shareRepo,
     service: shares,
     reservations,
     storage,
@@ -263,7 +265,14 @@ export function createServices(deps: ServiceDeps): Services & { gate: DownloadGa
     gate,
     resumable,
     tus,
-    clientTokens: new ClientTokenUploads({ shares, shareRepo, reservations, settings, tokens, clock }),
+    clientTokens: new ClientTokenUploads({
+      shares,
+      uploads: shareRepo,
+      reservations,
+      settings,
+      tokens,
+      clock,
+    }),
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import { generateToken, hashToken } from '@quartet/core/auth'
-import type { AuthCodeRecord, AuthCodeRepository } from '../store/auth-code-repository.ts'
+import type { AuthCodeRecord, AuthCodesPort } from './ports.ts'
 
 export type AuthScope = 'downloads' | 'size' | 'both'
 
@@ -12,7 +12,7 @@ export const authCodeStatus = (c: AuthCodeRecord, now: Date) =>
 /** One-time authorization codes for unlimited mode. The code is shown once; only its hash is kept. */
 export class AuthCodes {
   constructor(
-    private readonly repo: AuthCodeRepository,
+    private readonly repo: AuthCodesPort,
     private readonly clock: Clock,
   ) {}
 

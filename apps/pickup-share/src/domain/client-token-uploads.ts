@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
-import type { ShareRepository } from '../store/share-repository.ts'
+import type { IssuedUploadsPort } from './ports.ts'
 import { ZFileName } from './filenames.ts'
 import type { SettingsService } from './settings.ts'
 import type { ShareService } from './shares.ts'
@@ -36,7 +36,7 @@ export class ClientTokenUploads {
   constructor(
     private readonly d: {
       shares: ShareService
-      shareRepo: ShareRepository
+      uploads: Pick<IssuedUploadsPort, 'issuedUploads'>
       reservations: UploadReservations
       settings: SettingsService
       tokens: UploadTokens
@@ -112,7 +112,7 @@ export class ClientTokenUploads {
     })
     if (claims.size === null) {
       // No size was declared: the permission becomes one for exactly what arrived.
-      const [row] = await this.d.shareRepo.issuedUploads([{ storeInstance: claims.instance, pathname }])
+      const [row] = await this.d.uploads.issuedUploads([{ storeInstance: claims.instance, pathname }])
       if (row && row.shareId === null) await this.d.reservations.shrink(row, size)
     }
     return { pathname, size, proof: this.d.tokens.proofOf(claims.instance, pathname) }

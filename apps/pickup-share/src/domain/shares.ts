@@ -4,7 +4,6 @@ import { hashToken as hashOf } from '@quartet/core/auth'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError, toApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
-import type { ShareListQuery, ShareRecord, ShareRepository } from '../store/share-repository.ts'
 import type { AuthCodes } from './auth-codes.ts'
 import type { DownloadGate } from './download-gate.ts'
 import { type Admission, type DownloadTransfers, ifRangeAllows, parseRange, strongEtag } from './downloads.ts'
@@ -18,9 +17,11 @@ import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermis
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadClaims, UploadTokens } from './upload-token.ts'
+import type { IssuedUploadsPort, ShareEnd, ShareListQuery, ShareRecord, SharesPort } from './ports.ts'
 
 export interface ShareServiceDeps {
-  shares: ShareRepository
+  shares: SharesPort
+  uploads: IssuedUploadsPort
   storage: StorageRegistry
   instances: StoreInstances
   settings: SettingsService
@@ -216,7 +217,7 @@ export class ShareService {
     }
     // The permission row carries the reservation from here on (UploadReservations releases it).
     try {
-      await this.d.shares.recordIssuedUpload({
+      await this.d.uploads.recordIssuedUpload({
         id: randomUUID(),
         store: driver.kind,
         storeInstance: driver.instance,
@@ -277,7 +278,7 @@ export class ShareService {
     const { claims, driver } = await this.checkBlobUpload(token, declaredLength, options.kind ?? 'blob')
     // From here the permission is in use: its reservation is not given back at expiry.
     const started = this.d.clock.now()
-    if (!(await this.d.shares.markUploadStarted(claims.instance, claims.pathname, started)))
+    if (!(await this.d.uploads.markUploadStarted(claims.instance, claims.pathname, started)))
       throw new ApiError(
         'upload_token_expired',
         'the upload permission is no longer valid; ask for a new one',
@@ -298,7 +299,7 @@ export class ShareService {
         throw err
       }
       // Nothing was stored (or it belongs to an earlier upload): unused again, unless stored.
-      await this.d.shares.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
+      await this.d.uploads.clearUploadStarted(claims.instance, claims.pathname, started).catch(() => {})
       throw err
     }
   }
@@ -337,7 +338,7 @@ export class ShareService {
     const seen = new Set<string>()
     const files = []
     for (const [i, { proof, ...f }] of req.files.entries()) {
-      const issued = await this.d.shares.issuedByPathname(f.store, f.pathname)
+      const issued = await this.d.uploads.issuedByPathname(f.store, f.pathname)
       const driver = issued ? await this.d.instances.driver(issued.storeInstance) : undefined
       // Only the uploader holds the proof; a client that sends none must be asking from the
       // address the upload was issued to. An unknown pathname, a wrong proof and another address
@@ -891,8 +892,6 @@ const isUsedUp = (share: ShareRecord) => share.remaining === 0 || share.exhauste
 
 /** How long an ended share's code and link still say "used up" / "expired" (then: not found). */
 export const ENDED_SHARE_KEPT_MS = 30 * DAY_MS
-
-type ShareEnd = { reason: 'used_up' | 'expired'; expiresAt: Date }
 
 const shareUsedUp = () =>
   new ApiError('share_used_up', 'the downloads of this share are used up', { reason: 'used_up' })

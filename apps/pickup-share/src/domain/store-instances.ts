@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
-import type { InstanceRecord, InstanceRepository } from '../store/instance-repository.ts'
+import type { InstanceRecord, InstancesPort } from './ports.ts'
 import type { StorageDriver, StorageRegistry, StoreKind } from './storage.ts'
 
 /** Settings keys that hold credentials: stored, never returned. */
@@ -106,7 +106,7 @@ export class StoreInstances {
 
   constructor(
     private readonly d: {
-      repo: InstanceRepository
+      repo: InstancesPort
       storage: StorageRegistry
       factory: DriverFactory
       logger: Logger

@@ -1,82 +1,20 @@
 import { ApiError } from '@quartet/core/errors'
 import { Prisma } from '../generated/prisma/client.ts'
+import type {
+  CreateShareResult,
+  DownloadCountPort,
+  IssuedUploadRecord,
+  IssuedUploadsPort,
+  NewIssuedUpload,
+  NewShare,
+  ShareEnd,
+  ShareListQuery,
+  ShareLookup,
+  ShareRecord,
+  SharesPort,
+  TransferPayment,
+} from '../domain/ports.ts'
 import type { Db } from './db.ts'
-
-/** The transfer opening a spent download pays for. */
-export interface TransferPayment {
-  transferId: string
-}
-
-export interface ShareFileRecord {
-  name: string
-  size: number
-  type: string
-  pathname: string
-  store: string
-  storeInstance: string
-}
-
-export interface ShareRecord {
-  id: string
-  code: string
-  maxDownloads: number | null
-  remaining: number | null
-  limitSize: boolean
-  /** scrypt hash of the share's password (never leaves the domain); null: not protected. */
-  passwordHash: string | null
-  createdAt: Date
-  expiresAt: Date
-  exhaustedAt: Date | null
-  files: ShareFileRecord[]
-}
-
-export interface IssuedUploadRecord {
-  id: string
-  store: string
-  storeInstance: string
-  pathname: string
-  name: string
-  size: number
-  type: string
-  maxBytes: number | null
-  authCodeId: string | null
-  /** The client as limits count it; null for permissions from before limits existed. */
-  clientKey: string | null
-  createdAt: Date
-  uploadStartedAt: Date | null
-  /** tus uploads: until when it may be resumed (null: not a tus upload). */
-  resumableUntil: Date | null
-  shareId: string | null
-}
-
-export interface NewShare {
-  id: string
-  code: string
-  /** SHA-256 of the pickup link's token. */
-  linkTokenHash: string
-  maxDownloads: number | null
-  limitSize: boolean
-  /** scrypt hash of the password the sender set, or null. */
-  passwordHash: string | null
-  createdAt: Date
-  expiresAt: Date
-  files: Array<ShareFileRecord & { issuedUploadId: string }>
-  /** Consumed in the same transaction: the share exists only if the code was still usable. */
-  authCode: { hash: string; now: Date } | null
-}
-
-export type CreateShareResult =
-  { ok: true; share: ShareRecord } | { ok: false; reason: 'auth_code_unusable' | 'upload_already_shared' }
-
-export interface ShareListQuery {
-  page: number
-  pageSize: number
-  sort: 'createdAt' | 'expiresAt' | 'code'
-  order: 'asc' | 'desc'
-  q?: string | undefined
-  status?: 'active' | 'exhausted' | 'expired' | undefined
-  now: Date
-}
 
 const shareInclude = { files: { orderBy: { position: 'asc' } } } as const
 
@@ -135,14 +73,10 @@ function toIssued(row: Prisma.IssuedUploadGetPayload<object>): IssuedUploadRecor
 }
 
 /** Shares, their files and the upload permissions behind them. */
-export class ShareRepository {
+export class ShareRepository implements SharesPort, DownloadCountPort, IssuedUploadsPort {
   constructor(private readonly db: Db) {}
 
-  async recordIssuedUpload(
-    u: Omit<IssuedUploadRecord, 'shareId' | 'uploadStartedAt' | 'resumableUntil'> & {
-      clientIp: string | null
-    },
-  ) {
+  async recordIssuedUpload(u: NewIssuedUpload): Promise<void> {
     await this.db.issuedUpload.create({
       data: { ...u, size: BigInt(u.size), maxBytes: u.maxBytes === null ? null : BigInt(u.maxBytes) },
     })
@@ -397,10 +331,7 @@ export class ShareRepository {
    * expired, or it ended and was removed (ended_share, until forgotten). Null: no share had it.
    * A live share with the same code (codes are unique among live shares only) wins elsewhere.
    */
-  async endOf(
-    by: { code: string } | { linkTokenHash: string },
-    now: Date,
-  ): Promise<{ reason: 'used_up' | 'expired'; expiresAt: Date } | null> {
+  async endOf(by: ShareLookup, now: Date): Promise<ShareEnd | null> {
     const rows = await this.db.share.findMany({ where: by, include: shareInclude, take: 1 })
     const share = readShare(rows[0] ?? null)
     if (share) {
