@@ -1,7 +1,7 @@
 import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
 import type { IssuedUploadsPort, SharesPort } from './ports.ts'
-import type { ShareService } from './shares.ts'
+import type { ShareRemoval } from './share-removal.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { StorageRegistry } from './storage.ts'
 
@@ -23,7 +23,7 @@ export class Cleanup {
     private readonly d: {
       shares: Pick<SharesPort, 'findEnded' | 'forgetEnded' | 'sharedPathnames'>
       uploads: Pick<IssuedUploadsPort, 'issuedUploads' | 'pendingPathnames'>
-      service: ShareService
+      removal: Pick<ShareRemoval, 'remove'>
       reservations: UploadReservations
       storage: StorageRegistry
       clock: Clock
@@ -45,7 +45,7 @@ export class Cleanup {
     const now = this.d.clock.now()
     const ids = await this.d.shares.findEnded(now, new Date(now.getTime() - 3_600_000))
     let removed = 0
-    for (const id of ids) if (await this.d.service.removeShare(id)) removed++
+    for (const id of ids) if (await this.d.removal.remove(id)) removed++
     await this.d.shares.forgetEnded(now)
     return removed
   }

@@ -4,7 +4,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { IssuedUploadsPort } from './ports.ts'
 import { ZFileName } from './filenames.ts'
 import type { SettingsService } from './settings.ts'
-import type { ShareService } from './shares.ts'
+import type { UploadPermissions } from './upload-permissions.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
@@ -35,7 +35,7 @@ export interface ClientTokenRequest {
 export class ClientTokenUploads {
   constructor(
     private readonly d: {
-      shares: ShareService
+      permissions: Pick<UploadPermissions, 'requestUpload' | 'receiveBlobUpload'>
       uploads: Pick<IssuedUploadsPort, 'issuedUploads'>
       reservations: UploadReservations
       settings: SettingsService
@@ -63,7 +63,7 @@ export class ClientTokenUploads {
     const declared = declaredFile(req.clientPayload)
     const s = await this.d.settings.get()
     const size = declared.size ?? s.maxFileSizeBytes
-    const grant = await this.d.shares.requestUpload({
+    const grant = await this.d.permissions.requestUpload({
       store: 'blob',
       name: name.data,
       size,
@@ -107,7 +107,7 @@ export class ClientTokenUploads {
         'bad_request',
         `"pathname" ${JSON.stringify(clientPathname ?? '')} does not match the token payload`,
       )
-    const { pathname, size } = await this.d.shares.receiveBlobUpload(token, acceptBody, declaredLength, {
+    const { pathname, size } = await this.d.permissions.receiveBlobUpload(token, acceptBody, declaredLength, {
       kind: 'blob',
     })
     if (claims.size === null) {

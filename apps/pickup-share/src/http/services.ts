@@ -7,7 +7,11 @@ import type { SharePasswords } from '../domain/share-passwords.ts'
 import type { LoginGuard } from '../domain/login-guard.ts'
 import type { Cleanup } from '../domain/cleanup.ts'
 import type { SettingsService } from '../domain/settings.ts'
-import type { ShareService } from '../domain/shares.ts'
+import type { Pickup } from '../domain/pickup.ts'
+import type { ShareAdmin } from '../domain/share-admin.ts'
+import type { ShareDownloads } from '../domain/share-downloads.ts'
+import type { ShareCreation } from '../domain/shares.ts'
+import type { UploadPermissions } from '../domain/upload-permissions.ts'
 import type { StorageRegistry } from '../domain/storage.ts'
 import type { StoreInstances } from '../domain/store-instances.ts'
 import type { AuditRepository } from '../store/audit-repository.ts'
@@ -17,7 +21,16 @@ import type { TusEndpoints } from '../storage/tus-endpoints.ts'
 
 /** What the HTTP adapters call into. */
 export interface Services {
-  shares: ShareService
+  /** Upload permissions, the uploads our server receives, the unlimited-mode check. */
+  uploads: UploadPermissions
+  /** Creating a share. */
+  sharing: ShareCreation
+  /** Taking a share by code or link. */
+  pickup: Pickup
+  /** Downloads of a share's files and of the whole share as an archive. */
+  downloads: ShareDownloads
+  /** The admin's list of shares, and deleting one. */
+  shareAdmin: ShareAdmin
   cleanup: Cleanup
   authCodes: AuthCodes
   settings: SettingsService

@@ -14,7 +14,7 @@ import {
   ZFileName,
   ZMediaType,
 } from '../domain/filenames.ts'
-import type { OpenDownload } from '../domain/shares.ts'
+import type { OpenDownload } from '../domain/share-downloads.ts'
 import { sendsDirectly } from '../domain/storage.ts'
 import { clientKey, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
@@ -331,7 +331,7 @@ export const shareOperations: OperationDoc[] = [
 export function registerShare(app: Express, s: Services): void {
   app.post('/api/share', validate(shareSchemas), async (req, res) => {
     const { body } = inputOf(shareSchemas, req)
-    const { code, token } = await s.shares.createShare({ ...body, clientKey: clientKey(req, s) })
+    const { code, token } = await s.sharing.createShare({ ...body, clientKey: clientKey(req, s) })
     const link = `${req.protocol}://${req.get('host')}/pickup#${token}`
     res.set('Cache-Control', 'no-store').json({ code, token, link })
   })
@@ -341,7 +341,7 @@ export function registerShare(app: Express, s: Services): void {
     const needs: Array<'downloads' | 'size'> = []
     if (body.unlimitedDownloads) needs.push('downloads')
     if (body.limitSize) needs.push('size')
-    const { scope, expiresAt } = await s.shares.checkUnlimited(body.authCode, needs)
+    const { scope, expiresAt } = await s.uploads.checkUnlimited(body.authCode, needs)
     res.set('Cache-Control', 'no-store').json({ ok: true, scope, expiresAt: expiresAt.toISOString() })
   })
 
@@ -350,8 +350,8 @@ export function registerShare(app: Express, s: Services): void {
     const unlock = { password: body.password ?? passwordOf(req) }
     const { manifest, remaining, access } =
       body.token !== undefined
-        ? await s.shares.takeByLink(body.token, clientKey(req, s), unlock)
-        : await s.shares.take(body.code!, clientKey(req, s), unlock)
+        ? await s.pickup.takeByLink(body.token, clientKey(req, s), unlock)
+        : await s.pickup.take(body.code!, clientKey(req, s), unlock)
     res.set('Cache-Control', 'no-store').json({
       manifest: {
         ...manifest,
@@ -384,8 +384,8 @@ export function registerShare(app: Express, s: Services): void {
     }
     const file =
       query.token !== undefined
-        ? await s.shares.openDownloadByLink(query.token, query.path, receiver, request)
-        : await s.shares.openDownload(query.code!, query.path, receiver, request)
+        ? await s.downloads.openDownloadByLink(query.token, query.path, receiver, request)
+        : await s.downloads.openDownload(query.code!, query.path, receiver, request)
     const length = file.range ? file.range.end - file.range.start + 1 : file.size
     res.status(file.range ? 206 : 200).set({
       'Accept-Ranges': 'bytes',
@@ -430,7 +430,7 @@ export function registerShare(app: Express, s: Services): void {
       head,
       unlock: { password: passwordOf(req), access: query.access },
     }
-    const zip = await s.shares.openZip(by, clientKey(req, s), request)
+    const zip = await s.downloads.openZip(by, clientKey(req, s), request)
     const length = zip.range ? zip.range.end - zip.range.start + 1 : zip.size
     res.status(zip.range ? 206 : 200).set({
       'Accept-Ranges': 'bytes',

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import path from 'node:path'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
-import type { StorageDriver, StoreKind } from '../domain/storage.ts'
+import { type StorageDriver, StorageRegistry, type StoreKind } from '../domain/storage.ts'
 import type { UploadTokens } from '../domain/upload-token.ts'
 import type { TConfig } from '../config.ts'
 import type { Db } from '../store/db.ts'
@@ -135,4 +135,49 @@ export function driverFactory(d: FactoryDeps) {
         return repoStore(d, id, parseSettings(ZRepoSettings, settings))
     }
   }
+}
+
+/** The config of the built-in instances: BLOB_DIR, the S3_* variables, the REPO_* ones. */
+export type BuiltinStorageConfig = FactoryConfig &
+  Pick<
+    TConfig,
+    | 'S3_ENDPOINT'
+    | 'S3_ACCESS_KEY'
+    | 'S3_SECRET_KEY'
+    | 'S3_BUCKET'
+    | 'S3_REGION'
+    | 'S3_PATH_STYLE'
+    | 'S3_POST_POLICY'
+  >
+
+/** The storage instances from config: blob always, bucket when S3 is configured, repo with REPO_REMOTE_URL. */
+export function buildStorage(
+  config: BuiltinStorageConfig,
+  tokens: UploadTokens,
+  deps?: Omit<FactoryDeps, 'config' | 'tokens'>,
+): StorageRegistry {
+  const registry = new StorageRegistry()
+  registry.add(
+    new BlobStore({
+      dir: config.BLOB_DIR,
+      uploadUrl: '/api/blob/upload',
+      signUpload: (c) => tokens.sign({ ...c, pathname: c.pathname }),
+    }),
+  )
+  if (config.S3_ENDPOINT && config.S3_ACCESS_KEY && config.S3_SECRET_KEY && config.S3_BUCKET) {
+    registry.add(
+      new BucketStore({
+        endpoint: config.S3_ENDPOINT,
+        accessKey: config.S3_ACCESS_KEY,
+        secretKey: config.S3_SECRET_KEY,
+        bucket: config.S3_BUCKET,
+        region: config.S3_REGION,
+        pathStyle: config.S3_PATH_STYLE,
+        postPolicy: config.S3_POST_POLICY,
+      }),
+    )
+  }
+  const repo = deps ? builtinRepoStore({ ...deps, config, tokens }) : null
+  if (repo) registry.add(repo)
+  return registry
 }

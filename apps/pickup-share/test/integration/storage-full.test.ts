@@ -63,7 +63,7 @@ beforeAll(async () => {
   )
   h = await startHarness(deps, { config: mounted ? { BLOB_DIR: path.join(mounted, 'blobs') } : {} })
   if (!mounted) {
-    const tokens = (h.services.shares as unknown as { d: { tokens: UploadTokens } }).d.tokens
+    const tokens = (h.services.uploads as unknown as { d: { tokens: UploadTokens } }).d.tokens
     const store = new FullDiskBlobStore({
       dir: h.config.BLOB_DIR,
       uploadUrl: '/api/blob/upload',
@@ -186,7 +186,7 @@ describe('a full disk', () => {
     const { code } = (await api(h, 'POST', '/api/share', { files: [file] })).body
     const got = await fetch(`${h.url}/api/download?code=${code}&path=${encodeURIComponent(file.pathname)}`)
     expect(Buffer.from(await got.arrayBuffer()).equals(data)).toBe(true)
-    await h.services.shares.removeShareByCode(code)
+    await h.services.shareAdmin.removeShareByCode(code)
   })
 })
 
