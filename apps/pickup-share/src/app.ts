@@ -12,6 +12,7 @@ import { AdminSessions } from './domain/admin-sessions.ts'
 import { AuthCodes } from './domain/auth-codes.ts'
 import { Cleanup } from './domain/cleanup.ts'
 import { ClientTokenUploads } from './domain/client-token-uploads.ts'
+import { ConnectionTests } from './domain/connection-tests.ts'
 import { DownloadGate } from './domain/download-gate.ts'
 import { DownloadTransfers } from './domain/downloads.ts'
 import './domain/errors.ts'
@@ -33,6 +34,7 @@ import { WindowCounters } from './domain/window-counters.ts'
 import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
 import { registerGuessMetrics, registerPasswordMetrics } from './http/metrics.ts'
 import type { Services } from './http/services.ts'
+import { downloadOperations, registerDownloads } from './http/download.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
 import { registerTus, TUS_BASE_PATH, tusOperations } from './http/tus.ts'
@@ -48,6 +50,7 @@ import { AuditRepository } from './store/audit-repository.ts'
 import { AuthCodeRepository } from './store/auth-code-repository.ts'
 import type { Db } from './store/db.ts'
 import { InstanceRepository } from './store/instance-repository.ts'
+import { IssuedUploadRepository } from './store/issued-upload-repository.ts'
 import { type KvDeadlineOptions, withKvDeadline } from './store/kv-deadline.ts'
 import { SettingsRepository } from './store/settings-repository.ts'
 import { ShareRepository } from './store/share-repository.ts'
@@ -122,6 +125,7 @@ export const openApiDocument = () =>
       ...tusOperations,
       ...vercelBlobOperations,
       ...shareOperations,
+      ...downloadOperations,
       ...adminOperations,
       ...storeOperations,
       ...webOperations,
@@ -160,6 +164,7 @@ export function buildPickupShare(deps: AppDeps): PickupShare {
       registerUpload(app, services)
       registerTus(app, services)
       registerShare(app, services)
+      registerDownloads(app, services)
       registerAdmin(app, services)
       registerStores(app, services)
       registerWeb(app, site)
@@ -188,11 +193,14 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
   const tokens = new UploadTokens(secret, clock)
   const storage = buildStorage(config, tokens, { db, kv, logger })
   const shareRepo = new ShareRepository(db)
+  const issuedUploads = new IssuedUploadRepository(db)
   let removeShare: (id: string) => Promise<unknown> = async () => null
+  const instanceRepo = new InstanceRepository(db)
+  const factory = driverFactory({ config, tokens, db, kv, logger })
   const instances = new StoreInstances({
-    repo: new InstanceRepository(db),
+    repo: instanceRepo,
     storage,
-    factory: driverFactory({ config, tokens, db, kv, logger }),
+    factory,
     logger,
     removeShare: (id) => removeShare(id),
     // Called later, once reservations (below) exists.
@@ -200,7 +208,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
   })
   const uploadWindow = config.UPLOAD_LIMIT_WINDOW_SECONDS
   const reservations = new UploadReservations({
-    uploads: shareRepo,
+    uploads: issuedUploads,
     allowances: new AllowanceRepository(db),
     instances,
     limits: {
@@ -241,7 +249,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
     logger,
   })
   const resumable = new ResumableUploads({
-    uploads: shareRepo,
+    uploads: issuedUploads,
     instances,
     reservations,
     tokens,
@@ -275,7 +283,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
   const removal = new ShareRemoval({ shares: shareRepo, gate, instances, storage, clock, logger })
   removeShare = (id) => removal.remove(id, false) // an admin deleting a store's shares
   const uploads = new UploadPermissions({
-    uploads: shareRepo,
+    uploads: issuedUploads,
     instances,
     reservations,
     settings,
@@ -287,7 +295,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
   })
   const cleanup = new Cleanup({
     shares: shareRepo,
-    uploads: shareRepo,
+    uploads: issuedUploads,
     removal,
     reservations,
     storage,
@@ -302,7 +310,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
     uploads,
     sharing: new ShareCreation({
       shares: shareRepo,
-      uploads: shareRepo,
+      uploads: issuedUploads,
       storage,
       instances,
       settings,
@@ -337,6 +345,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
     audit: new AuditRepository(db),
     storage,
     instances,
+    connectionTests: new ConnectionTests({ instances, repo: instanceRepo, factory, logger }),
     logger,
     adminAllowedOrigins: config.ADMIN_ALLOWED_ORIGINS,
     guard,
@@ -347,7 +356,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
     tus,
     clientTokens: new ClientTokenUploads({
       permissions: uploads,
-      uploads: shareRepo,
+      uploads: issuedUploads,
       reservations,
       settings,
       tokens,

@@ -167,7 +167,7 @@ export type NewIssuedUpload = Omit<IssuedUploadRecord, 'shareId' | 'uploadStarte
   clientIp: string | null
 }
 
-/** The upload permissions this server issued (store/share-repository.ts). */
+/** The upload permissions this server issued (store/issued-upload-repository.ts). */
 export interface IssuedUploadsPort {
   recordIssuedUpload(u: NewIssuedUpload): Promise<void>
   issuedUploads(keys: Array<{ storeInstance: string; pathname: string }>): Promise<IssuedUploadRecord[]>

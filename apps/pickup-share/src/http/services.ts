@@ -6,6 +6,7 @@ import type { GuessGuard } from '../domain/guess-guard.ts'
 import type { SharePasswords } from '../domain/share-passwords.ts'
 import type { LoginGuard } from '../domain/login-guard.ts'
 import type { Cleanup } from '../domain/cleanup.ts'
+import type { ConnectionTests } from '../domain/connection-tests.ts'
 import type { SettingsService } from '../domain/settings.ts'
 import type { Pickup } from '../domain/pickup.ts'
 import type { ShareAdmin } from '../domain/share-admin.ts'
@@ -41,6 +42,8 @@ export interface Services {
   storage: StorageRegistry
   /** Storage instances with quotas (admin /api/admin/stores). */
   instances: StoreInstances
+  /** The admin's connection test of an instance. */
+  connectionTests: ConnectionTests
   logger: Logger
   /** Origins accepted on state-changing admin requests; empty: the request's own origin. */
   adminAllowedOrigins: string[]
