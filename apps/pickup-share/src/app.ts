@@ -26,7 +26,7 @@ import { ShareDownloads } from './domain/share-downloads.ts'
 import { SharePasswords } from './domain/share-passwords.ts'
 import { ShareRemoval } from './domain/share-removal.ts'
 import { ShareCreation } from './domain/shares.ts'
-import { StoreInstances } from './domain/store-instances.ts'
+import { StorageInstances } from './domain/storage-instances.ts'
 import { UploadPermissions } from './domain/upload-permissions.ts'
 import { UploadReservations } from './domain/upload-reservations.ts'
 import { UploadTokens } from './domain/upload-token.ts'
@@ -42,9 +42,9 @@ import { deferContinueOnListen } from './http/upload-connection.ts'
 import { isStreamedUpload, registerUpload, uploadOperations } from './http/upload.ts'
 import { registerVercelBlob, vercelBlobOperations } from './http/vercel-blob.ts'
 import { registerWeb, siteInfoRoute, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
-import { type BuiltinStorageConfig, buildStorage, driverFactory } from './storage/factory.ts'
-import { RedisLocker } from './storage/redis-locker.ts'
-import { TusEndpoints } from './storage/tus-endpoints.ts'
+import { type BuiltinStorageConfig, buildStorage, driverFactory } from './drivers/factory.ts'
+import { RedisLocker } from './drivers/redis-locker.ts'
+import { TusEndpoints } from './drivers/tus-endpoints.ts'
 import { AllowanceRepository } from './store/allowance-repository.ts'
 import { AuditRepository } from './store/audit-repository.ts'
 import { AuthCodeRepository } from './store/auth-code-repository.ts'
@@ -197,7 +197,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
   let removeShare: (id: string) => Promise<unknown> = async () => null
   const instanceRepo = new InstanceRepository(db)
   const factory = driverFactory({ config, tokens, db, kv, logger })
-  const instances = new StoreInstances({
+  const instances = new StorageInstances({
     repo: instanceRepo,
     storage,
     factory,

@@ -3,7 +3,7 @@ import { startPeriodicJob } from '@quartet/core/jobs'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
 import { buildPickupShare } from './app.ts'
 import { loadAppConfig } from './config.ts'
-import { BucketStore } from './storage/bucket-store.ts'
+import { BucketDriver } from './drivers/bucket-driver.ts'
 import { createDb } from './store/db.ts'
 import { SWEEP_LOCK_ID, withAdvisoryLock } from './store/lock-repository.ts'
 
@@ -21,7 +21,7 @@ void runService({
       logger.warn('no ADMIN_PASSWORD_HASH or ADMIN_PASSWORD: the admin area is disabled')
     const { app, services } = buildPickupShare({ config, logger, db, kv })
     for (const driver of services.storage.all())
-      if (driver instanceof BucketStore && config.S3_CREATE_BUCKET) await driver.ensureBucket()
+      if (driver instanceof BucketDriver && config.S3_CREATE_BUCKET) await driver.ensureBucket()
     logger.info({ stores: services.storage.all().map((d) => `${d.kind}:${d.instance}`) }, 'storage ready')
     // Uploads a crash cut off (kill -9) leave temporary files no quota counts: removed now, and by
     // every sweep once untouched for longer than an upload window.

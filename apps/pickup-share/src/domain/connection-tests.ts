@@ -4,7 +4,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { InstancesPort } from './ports.ts'
 import type { StorageDriver, StoreKind } from './storage.ts'
-import { type DriverFactory, SECRET_SETTINGS, type StoreInstances } from './store-instances.ts'
+import { type DriverFactory, SECRET_SETTINGS, type StorageInstances } from './storage-instances.ts'
 
 /** What a connection test found: the first step that failed, in words, or a note on success. */
 export interface ConnectionTest {
@@ -61,7 +61,7 @@ export function describeProbeError(err: unknown): { reason: ProbeReason; message
 }
 
 export interface ConnectionTestsDeps {
-  instances: Pick<StoreInstances, 'sync' | 'driver'>
+  instances: Pick<StorageInstances, 'sync' | 'driver'>
   repo: Pick<InstancesPort, 'findByName'>
   factory: DriverFactory
   logger: Logger

@@ -211,7 +211,7 @@ export interface AllowancesPort {
   repair(quietMs: number, now: Date): Promise<number>
 }
 
-/** The tus side of a storage backend, as the domain needs it (storage/tus-endpoints.ts implements it). */
+/** The tus side of a storage instance, as the domain needs it (drivers/tus-endpoints.ts implements it). */
 export interface ResumableDataPort {
   /**
    * Under the upload's lock: 'finished' when the file is in the store (left alone), else its

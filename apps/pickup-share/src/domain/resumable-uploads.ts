@@ -3,7 +3,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type { IssuedUploadsPort } from './ports.ts'
 import type { ResumableDataPort } from './ports.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
@@ -21,7 +21,7 @@ export class ResumableUploads {
   constructor(
     private readonly d: {
       uploads: IssuedUploadsPort
-      instances: StoreInstances
+      instances: StorageInstances
       reservations: UploadReservations
       tokens: UploadTokens
       data: ResumableDataPort

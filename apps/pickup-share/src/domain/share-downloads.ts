@@ -18,7 +18,7 @@ import {
 import type { SharePasswords, ShareUnlock } from './share-passwords.ts'
 import { ARCHIVE_TRANSFER_PATH, archiveEtag, sliceOf, zipOfFiles } from './share-zip.ts'
 import type { ByteRange, StorageDriver } from './storage.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 
 /** What a download request brings beside its code or token and path. */
 export interface DownloadRequest {
@@ -65,7 +65,7 @@ export interface ShareDownloadsDeps {
   guard: GuessGuard
   passwords: SharePasswords
   transfers: DownloadTransfers
-  instances: Pick<StoreInstances, 'driver'>
+  instances: Pick<StorageInstances, 'driver'>
   /** Removes a share whose last download finished (ShareRemoval). */
   removeShare(id: string): Promise<unknown>
   clock: Clock

@@ -3,7 +3,7 @@ import type { Logger } from '@quartet/core/log'
 import type { DownloadGate } from './download-gate.ts'
 import type { ShareRecord, SharesPort } from './ports.ts'
 import type { StorageRegistry } from './storage.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 
 /** How long an ended share's code and link still say "used up" / "expired" (then: not found). */
 export const ENDED_SHARE_KEPT_MS = 30 * 86_400_000
@@ -11,7 +11,7 @@ export const ENDED_SHARE_KEPT_MS = 30 * 86_400_000
 export interface ShareRemovalDeps {
   shares: Pick<SharesPort, 'delete'>
   gate: Pick<DownloadGate, 'forget'>
-  instances: Pick<StoreInstances, 'free'>
+  instances: Pick<StorageInstances, 'free'>
   storage: Pick<StorageRegistry, 'instance'>
   clock: Clock
   logger: Logger

@@ -8,7 +8,7 @@ import type { IssuedUploadsPort, ShareRecord, SharesPort } from './ports.ts'
 import type { SettingsService } from './settings.ts'
 import type { SharePasswords } from './share-passwords.ts'
 import type { StorageDriver, StorageRegistry, StoreKind } from './storage.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
@@ -39,7 +39,7 @@ export interface ShareCreationDeps {
   shares: Pick<SharesPort, 'create'>
   uploads: Pick<IssuedUploadsPort, 'issuedByPathname'>
   storage: Pick<StorageRegistry, 'defaultFor' | 'enabledKinds'>
-  instances: Pick<StoreInstances, 'driver' | 'commit'>
+  instances: Pick<StorageInstances, 'driver' | 'commit'>
   settings: SettingsService
   authCodes: AuthCodes
   gate: Pick<DownloadGate, 'seed'>

@@ -9,7 +9,7 @@ import type { IssuedUploadsPort } from './ports.ts'
 import { RESUMABLE_KINDS } from './resumable-uploads.ts'
 import type { SettingsService } from './settings.ts'
 import type { StoreKind, UploadPermission } from './storage.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadClaims, UploadTokens } from './upload-token.ts'
 
@@ -39,7 +39,7 @@ export interface UploadGrant {
 
 export interface UploadPermissionsDeps {
   uploads: Pick<IssuedUploadsPort, 'recordIssuedUpload' | 'markUploadStarted' | 'clearUploadStarted'>
-  instances: Pick<StoreInstances, 'driver'>
+  instances: Pick<StorageInstances, 'driver'>
   reservations: UploadReservations
   settings: SettingsService
   authCodes: AuthCodes

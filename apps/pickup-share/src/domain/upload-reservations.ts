@@ -10,7 +10,7 @@ import {
   onStore,
 } from './ports.ts'
 import type { StorageDriver, StoreKind } from './storage.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 import { limitExceeded } from './window-counters.ts'
 
 export interface UploadLimits {
@@ -69,7 +69,7 @@ export class UploadReservations {
     private readonly d: {
       uploads: IssuedUploadsPort
       allowances: AllowancesPort
-      instances: StoreInstances
+      instances: StorageInstances
       limits: UploadLimits
       clock: Clock
       logger: Logger
@@ -129,7 +129,7 @@ export class UploadReservations {
     await this.releaseAllowances(driver.kind, clientKey, bytes)
   }
 
-  /** The file was shared: the instance bytes became used bytes (StoreInstances.commit); allowances back. */
+  /** The file was shared: the instance bytes became used bytes (StorageInstances.commit); allowances back. */
   async shared(held: Held): Promise<void> {
     if (held.clientKey !== null) await this.releaseAllowances(held.store, held.clientKey, held.size)
   }

@@ -14,11 +14,11 @@ import type { ShareDownloads } from '../domain/share-downloads.ts'
 import type { ShareCreation } from '../domain/shares.ts'
 import type { UploadPermissions } from '../domain/upload-permissions.ts'
 import type { StorageRegistry } from '../domain/storage.ts'
-import type { StoreInstances } from '../domain/store-instances.ts'
+import type { StorageInstances } from '../domain/storage-instances.ts'
 import type { AuditRepository } from '../store/audit-repository.ts'
 import type { ClientTokenUploads } from '../domain/client-token-uploads.ts'
 import type { ResumableUploads } from '../domain/resumable-uploads.ts'
-import type { TusEndpoints } from '../storage/tus-endpoints.ts'
+import type { TusEndpoints } from '../drivers/tus-endpoints.ts'
 
 /** What the HTTP adapters call into. */
 export interface Services {
@@ -41,7 +41,7 @@ export interface Services {
   audit: AuditRepository
   storage: StorageRegistry
   /** Storage instances with quotas (admin /api/admin/stores). */
-  instances: StoreInstances
+  instances: StorageInstances
   /** The admin's connection test of an instance. */
   connectionTests: ConnectionTests
   logger: Logger

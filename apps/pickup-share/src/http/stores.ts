@@ -4,7 +4,7 @@ import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { PROBE_REASONS } from '../domain/connection-tests.ts'
-import type { InstanceView } from '../domain/store-instances.ts'
+import type { InstanceView } from '../domain/storage-instances.ts'
 import { clientIp, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 

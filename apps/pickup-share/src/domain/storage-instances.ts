@@ -44,7 +44,7 @@ export interface UpsertInstance {
  * size on an instance with room; the reservation turns into used bytes when the file is shared and
  * is given back by orphan clean-up.
  */
-export class StoreInstances {
+export class StorageInstances {
   private builtinsReady: Promise<void> | null = null
   /** The drivers built from environment variables, present before any admin-defined one. */
   private readonly builtinIds: Set<string>

@@ -28,7 +28,7 @@ export interface RepoIndex {
   list(): Promise<RepoObjectRecord[]>
 }
 
-export interface RepoStoreOptions {
+export interface RepoDriverOptions {
   instance?: string
   /** Smart-HTTP remote (https://github.com/acme/drop.git); never with credentials in it. */
   remoteUrl: string
@@ -61,7 +61,7 @@ export interface RepoStoreOptions {
  * branch. Downloads stream from the fastest healthy mirror, down the ranking, and finally from
  * the remote itself.
  */
-export class RepoStore implements StorageDriver {
+export class RepoDriver implements StorageDriver {
   readonly kind = 'repo' as const
   readonly instance: string
   readonly maxObjectBytes: number
@@ -70,7 +70,7 @@ export class RepoStore implements StorageDriver {
   private readonly commits: RepoCommits
   private ready: Promise<void> | null = null
 
-  constructor(private readonly options: RepoStoreOptions) {
+  constructor(private readonly options: RepoDriverOptions) {
     this.instance = options.instance ?? 'repo'
     this.maxObjectBytes = options.maxObjectBytes
     this.gitDir = path.resolve(options.cacheDir)
