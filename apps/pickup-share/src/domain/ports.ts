@@ -2,7 +2,7 @@
  * Ports the domain owns and adapters implement (docs/ARCHITECTURE.md): the records the use cases
  * work with and the interfaces they need from the database, grouped by the operations that need
  * them. src/store implements them over Prisma; app.ts hands each use case the ones it needs. The
- * storage driver port (what a blob, bucket or repo backend does with the bytes) is in storage.ts.
+ * storage driver port (what the blob, bucket and repo drivers do with the bytes) is in storage.ts.
  */
 
 // ── Shares: creating one, taking it, downloading it, the admin's list and deletion ─────────────
