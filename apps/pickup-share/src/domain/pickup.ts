@@ -84,6 +84,8 @@ export class Pickup {
     await unlockShare(this.d, share, unlock, address)
     return this.takeAnswerOf(share)
   }
+
+  /** The answer of a take; a protected share's carries the access grant for its downloads. */
   private takeAnswerOf(share: ShareRecord): TakeAnswer {
     const answer: TakeAnswer = takeAnswer(share)
     if (share.passwordHash !== null) answer.access = this.d.passwords.grantFor(share)
@@ -95,8 +97,6 @@ export class Pickup {
     if (!share || share.remaining === 0) throw await endedOrNotFound(this.d, { linkTokenHash: hashOf(token) })
     return share
   }
-
-  /** The error for a code or link that opens no live share: used up, expired, or not found. */
 }
 
 function takeAnswer(share: ShareRecord): { manifest: Manifest; remaining: number | null } {
