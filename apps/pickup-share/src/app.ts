@@ -38,7 +38,7 @@ import { downloadOperations, registerDownloads } from './http/download.ts'
 import { registerShare, shareOperations } from './http/share.ts'
 import { registerStores, storeOperations } from './http/stores.ts'
 import { registerTus, TUS_BASE_PATH, tusOperations } from './http/tus.ts'
-import { deferContinueOnListen } from './http/upload-connection.ts'
+import { deferContinue } from './http/upload-connection.ts'
 import { isStreamedUpload, registerUpload, uploadOperations } from './http/upload.ts'
 import { registerVercelBlob, vercelBlobOperations } from './http/vercel-blob.ts'
 import { registerWeb, siteInfoRoute, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
@@ -173,7 +173,7 @@ export function buildPickupShare(deps: AppDeps): PickupShare {
   registerGuessMetrics(metrics, services.guard)
   registerPasswordMetrics(metrics, services.passwords)
   // An upload about to be refused is refused before its body is asked for.
-  deferContinueOnListen(app, isStreamedUpload)
+  deferContinue(app, isStreamedUpload)
   return { app, services }
 }
 

@@ -23,7 +23,9 @@ export {
   type FirstAnswer,
   isDraining,
   metricsRegistryOf,
+  onServer,
   requestListener,
+  serverFor,
 } from './http/app-state.ts'
 export { type HeaderSink, HotAnswer, type HotRoute } from './http/hot-routes.ts'
 export { isKeptBody, JsonBodies, parseByteLimit } from './http/json-bodies.ts'

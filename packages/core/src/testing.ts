@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import net from 'node:net'
 import { Writable } from 'node:stream'
 import type { Express } from 'express'
@@ -9,7 +9,7 @@ import pg from 'pg'
 import { type DatabaseOptions, EMBEDDED_DEADLINES, quoteIdent } from './db.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
-import { metricsRegistryOf, requestListener } from './http.ts'
+import { metricsRegistryOf, requestListener, serverFor } from './http.ts'
 import supertest from 'supertest'
 import { applyMigrations } from './migrate.ts'
 
@@ -143,7 +143,7 @@ request.agent = (app: Express | string | Server, options?: Parameters<typeof sup
 
 /** Listen on a free loopback port, in-process, as `serve` does. */
 export async function startTestServer(app: Express): Promise<RunningServer> {
-  const server = createServer({ requireHostHeader: false }, requestListener(app)).listen(0, '127.0.0.1')
+  const server = serverFor(app).listen(0, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)

@@ -13,6 +13,7 @@ import {
   type HttpAppOptions,
   isKeptBody,
   JsonBodies,
+  onServer,
   requestListener,
   serve,
 } from '../src/http.ts'
@@ -1290,5 +1291,14 @@ describe('answers asked before express (the request listener)', () => {
     } finally {
       await running.close()
     }
+  })
+
+  it('when a hook is registered with onServer, then every server core makes for the app runs it before it listens', async () => {
+    const { app } = appWithAnswers()
+    const seen: boolean[] = []
+    onServer(app, (server) => seen.push(server.listening))
+    const running = await startTestServer(app)
+    await running.close()
+    expect(seen).toEqual([false])
   })
 })

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Express } from 'express'
 import type client from 'prom-client'
 
@@ -72,4 +72,27 @@ export function requestListener(app: Express): RequestListener {
   }
   withAnswers[LISTENER] = listener
   return listener
+}
+
+const SERVER_HOOKS = Symbol.for('quartet.serverHooks')
+type WithHooks = Express & { [SERVER_HOOKS]?: Array<(server: Server) => void> }
+
+/**
+ * Runs `hook` on every server core makes for the app (`serve`, `startTestServer`), before it
+ * listens: for what a server decides rather than a request, such as how it answers
+ * `Expect: 100-continue` (pickup-share's uploads listen for 'checkContinue').
+ */
+export function onServer(app: Express, hook: (server: Server) => void): void {
+  ;((app as WithHooks)[SERVER_HOOKS] ??= []).push(hook)
+}
+
+/**
+ * The HTTP server for an app: its request listener (`listener`, else `requestListener(app)`),
+ * node's own answer to a request without Host turned off (the pipeline answers it in the
+ * envelope), and the hooks registered with `onServer`. Not listening yet.
+ */
+export function serverFor(app: Express, listener: RequestListener = requestListener(app)): Server {
+  const server = createServer({ requireHostHeader: false }, listener)
+  for (const hook of (app as WithHooks)[SERVER_HOOKS] ?? []) hook(server)
+  return server
 }

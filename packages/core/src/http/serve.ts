@@ -4,7 +4,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { Express } from 'express'
 import { ApiError, type EnvelopeStyle, renderEnvelope } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import { ENVELOPE, JSON_CONTENT_TYPE, markDraining, metricsRegistryOf, requestListener } from './app-state.ts'
+import {
+  ENVELOPE,
+  JSON_CONTENT_TYPE,
+  markDraining,
+  metricsRegistryOf,
+  requestListener,
+  serverFor,
+} from './app-state.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Serving with graceful shutdown.
@@ -61,9 +68,7 @@ export interface Serving {
 export async function serve(app: Express, options: ServeOptions): Promise<Serving> {
   let draining = false
   const answer = requestListener(app)
-  // Node answers a request without Host itself, with a bare status line and no body; the
-  // pipeline answers it in the envelope instead.
-  const server = createServer({ requireHostHeader: false }, (req, res) => {
+  const server = serverFor(app, (req, res) => {
     // The connection's current request and response, for a close that lingers (below) and for
     // draining, which gives answers not yet begun `Connection: close`.
     const socket = req.socket as Tracked
