@@ -14,6 +14,7 @@ import { RESUMABLE_KINDS } from './resumable-uploads.ts'
 import { ARCHIVE_TRANSFER_PATH, sliceOf, zipOfFiles } from './share-zip.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { AccessGrant, SharePasswords, ShareUnlock } from './share-passwords.ts'
+import type { ShareEncryption } from './share-encryption.ts'
 import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
@@ -82,6 +83,8 @@ export interface ShareRequest {
   authCode?: string | undefined
   /** The receiver must know it (take and every download); kept as a scrypt hash only. */
   password?: string | undefined
+  /** Encrypted in the sender's browser: what a receiver needs beside the key (never the key). */
+  encryption?: ShareEncryption | undefined
 }
 
 export interface Manifest {
@@ -113,6 +116,7 @@ export interface TakeAnswer {
   manifest: Manifest
   remaining: number | null
   access?: AccessGrant
+  encryption?: ShareEncryption
 }
 
 export interface OpenDownload {
@@ -414,6 +418,7 @@ export class ShareService {
         maxDownloads,
         limitSize: req.limitSize ?? false,
         passwordHash,
+        encryption: req.encryption ?? null,
         createdAt: now,
         expiresAt,
         files,
@@ -505,6 +510,7 @@ export class ShareService {
   private takeAnswerOf(share: ShareRecord): TakeAnswer {
     const answer: TakeAnswer = takeAnswer(share)
     if (share.passwordHash !== null) answer.access = this.d.passwords.grantFor(share)
+    if (share.encryption) answer.encryption = share.encryption
     return answer
   }
 

@@ -1,5 +1,6 @@
 import { ApiError } from '@quartet/core/errors'
 import { Prisma } from '../generated/prisma/client.ts'
+import type { ShareEncryption } from '../domain/share-encryption.ts'
 import type { Db } from './db.ts'
 
 /** The transfer opening a spent download pays for. */
@@ -24,6 +25,8 @@ export interface ShareRecord {
   limitSize: boolean
   /** scrypt hash of the share's password (never leaves the domain); null: not protected. */
   passwordHash: string | null
+  /** End-to-end encrypted in the sender's browser (never the key); null: not encrypted. */
+  encryption: ShareEncryption | null
   createdAt: Date
   expiresAt: Date
   exhaustedAt: Date | null
@@ -58,6 +61,7 @@ export interface NewShare {
   limitSize: boolean
   /** scrypt hash of the password the sender set, or null. */
   passwordHash: string | null
+  encryption: ShareEncryption | null
   createdAt: Date
   expiresAt: Date
   files: Array<ShareFileRecord & { issuedUploadId: string }>
@@ -90,6 +94,7 @@ function toShare(row: ShareRow): ShareRecord {
     remaining: row.remaining,
     limitSize: row.limitSize,
     passwordHash: row.passwordHash,
+    encryption: row.encryption as ShareEncryption | null,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
     exhaustedAt: row.exhaustedAt,
@@ -207,6 +212,8 @@ export class ShareRepository {
               remaining: s.maxDownloads,
               limitSize: s.limitSize,
               passwordHash: s.passwordHash,
+              encryption:
+                s.encryption === null ? Prisma.DbNull : (s.encryption as unknown as Prisma.InputJsonObject),
               authCodeId,
               createdAt: s.createdAt,
               expiresAt: s.expiresAt,
