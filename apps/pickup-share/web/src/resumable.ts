@@ -68,7 +68,23 @@ export interface ResumableOptions {
   onProgress: (sent: number, total: number) => void
   /** Aborting it cancels the upload: the server removes what arrived and frees its room. */
   signal: AbortSignal
+  /**
+   * An end-to-end encrypted upload: the file's aes128gcm body instead of the file, under a name
+   * that says nothing. Its key lives in this page only, so it is not kept for resuming after a
+   * reload; a dropped connection is still resumed (the source makes the same bytes again).
+   */
+  encrypted?: {
+    source: {
+      size: number
+      slice(start: number, end: number): Promise<{ value: Blob; done: boolean }>
+      close(): void
+    }
+    name: string
+  }
 }
+
+/** The ciphertext is made per PATCH: 8 MiB at a time (the S3 store's part size). */
+const ENCRYPTED_CHUNK = 8 * 1024 * 1024
 
 /** Sends the file with tus; resolves with its pathname once the server has every byte. */
 export function sendResumable(o: ResumableOptions): Promise<string> {
@@ -81,15 +97,18 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
     const upload = new Upload(file, {
       endpoint,
       headers: 'grant' in o.start ? o.start.grant.tus.headers : {},
+      ...(o.encrypted
+        ? { fileReader: { openFile: async () => o.encrypted!.source }, chunkSize: ENCRYPTED_CHUNK }
+        : {}),
       metadata: {
-        filename: file.name,
-        filetype: file.type || 'application/octet-stream',
+        filename: o.encrypted ? o.encrypted.name : file.name,
+        filetype: o.encrypted ? 'application/octet-stream' : file.type || 'application/octet-stream',
         pathname,
         store,
         endpoint,
       },
       fingerprint: async () => fingerprintOf(file, store),
-      storeFingerprintForResuming: true,
+      storeFingerprintForResuming: !o.encrypted,
       removeFingerprintOnSuccess: true,
       // A dropped connection: retried, each time from the offset the server has.
       retryDelays: [0, 1000, 3000, 5000, 10_000, 20_000, 30_000],
