@@ -51,6 +51,11 @@ export function ResultView(props: {
             </a>
           </p>
           <CopyButton text={props.result.link} label={t('send.copyLink')} />
+          {props.result.encrypted && (
+            <p class="muted" data-testid="result-encrypted">
+              {t(props.result.encrypted === 'link' ? 'e2e.resultLink' : 'e2e.resultPassphrase')}
+            </p>
+          )}
           {props.result.protected && (
             <p class="muted" data-testid="result-protected">
               {t('send.protected')}

@@ -1,0 +1,239 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { captureLogger } from '@quartet/core/testing'
+import { adminLogin, api, type Harness, startHarness, testDeps } from '../support/harness.ts'
+import { CuttingProxy, targetOf } from '../support/tus.ts'
+import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, ensureWebBuilt, haveChromium } from './support.ts'
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const ece = require('http_ece') as {
+  decrypt(buffer: Buffer, params: { version: string; key: string }): Buffer
+}
+
+// Issue 47 item 2 in a real browser: a sender encrypts several files (one of tens of MB) and a
+// text on the send page; the upload is cut by a proxy and resumed; a receiver in another browser
+// context opens the link (the key in its fragment), and every file lands on disk byte-identical,
+// decrypted by the service worker. The server's stored objects and its log never hold the key or
+// a plaintext byte (a marker string in every plaintext), and a body the browser wrote decrypts
+// with http_ece, another implementation of RFC 8188.
+
+jest.setTimeout(240_000)
+
+const MB = 1024 * 1024
+const MARKER = 'PLAINTEXT-MARKER-47-e2e'
+const deps = testDeps()
+const log = captureLogger()
+let h: Harness
+let proxy: CuttingProxy
+let browser: Browser
+let tmp: string
+const pageErrors: string[] = []
+const urls: string[] = []
+
+beforeAll(async () => {
+  if (!haveChromium) return
+  ensureWebBuilt()
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'e2e-browser-'))
+  h = await startHarness(deps, { logger: log.logger })
+  proxy = await new CuttingProxy(targetOf(h.url)).start()
+  proxy.bytesPerSecond = 16 * MB
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await proxy?.close()
+  await h?.close()
+  if (tmp) rmSync(tmp, { recursive: true, force: true })
+})
+
+async function newPage(baseURL = h.url): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ baseURL, locale: 'en-US', acceptDownloads: true })
+  const page = await context.newPage()
+  page.on('request', (req) => urls.push(req.url()))
+  page.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`))
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) pageErrors.push(msg.text())
+  })
+  return { context, page }
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex')
+
+/** A file of `size` bytes with the marker in it, at its start, its middle and its end. */
+function markedFile(name: string, size: number): { file: string; data: Buffer } {
+  const data = randomBytes(size)
+  for (const at of [0, Math.floor(size / 2), size - MARKER.length]) data.write(MARKER, at)
+  const file = path.join(tmp, name)
+  writeFileSync(file, data)
+  return { file, data }
+}
+
+/** Every file the server stored (blob folder, tus' partial files included). */
+function storedFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((f) => path.join(dir, f))
+    .filter((f) => statSync(f).isFile())
+}
+
+/** Saves what the next download of the page brings, returns its name and bytes. */
+async function download(page: Page, click: () => Promise<void>): Promise<{ name: string; data: Buffer }> {
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), click()])
+  const to = path.join(tmp, `dl-${randomBytes(4).toString('hex')}`)
+  await dl.saveAs(to)
+  return { name: dl.suggestedFilename(), data: readFileSync(to) }
+}
+
+describeBrowser('an end-to-end encrypted share in the browser (chromium)', () => {
+  it('when a sender encrypts files and a text and the upload is cut, then it resumes, and the receiver of the link gets every file byte-identical while the server never sees a plaintext byte or the key', async () => {
+    const big = markedFile('holiday video.mp4', 24 * MB + 12_345)
+    const small = markedFile('notes — café.txt', 40_000)
+    const text = `${MARKER} hello 你好 🙂`
+    const sender = await newPage(proxy.url)
+    await sender.page.goto('/')
+    await sender.page.getByTestId('file-input').setInputFiles([big.file, small.file])
+    await sender.page.locator('#share-text').fill(text)
+    await sender.page.getByTestId('e2e-on').check()
+    await expect(sender.page.getByTestId('e2e-mode-link').isChecked()).resolves.toBe(true)
+    const cutsBefore = proxy.cuts
+    proxy.cutAfter(10 * MB)
+    await sender.page.getByTestId('send-submit').click()
+    await sender.page.getByTestId('pickup-code').waitFor({ timeout: 120_000 })
+    expect(proxy.cuts).toBe(cutsBefore + 1)
+    const link = (await sender.page.getByTestId('pickup-link').textContent())!.trim()
+    await expect(sender.page.getByTestId('result-encrypted').isVisible()).resolves.toBe(true)
+    await sender.context.close()
+    const fragment = new URL(link).hash
+    const key = new URLSearchParams(fragment.split('&').slice(1).join('&')).get('k')!
+    expect(key).toMatch(/^[A-Za-z0-9_-]{22}$/)
+    const token = fragment.slice(1).split('&')[0]!
+
+    // What the server has: placeholders, ciphertext sizes, the encryption's parameters.
+    const taken = await api(h, 'POST', '/api/take', { token })
+    expect(taken.status).toBe(200)
+    const files = taken.body.manifest.files as Array<{
+      name: string
+      size: number
+      path: string
+      type: string
+    }>
+    expect(files.map((f) => f.name)).toEqual(['encrypted-1.bin', 'encrypted-2.bin', 'encrypted-3.bin'])
+    expect(files.every((f) => f.type === 'application/octet-stream')).toBe(true)
+    expect(taken.body.encryption).toMatchObject({ scheme: 'aes128gcm', key: 'link', recordSize: 65_536 })
+    const admin = await adminLogin(h)
+    const listed = await api(h, 'GET', '/api/admin/shares', undefined, admin)
+    expect(listed.body.items[0].encrypted).toBe(true)
+
+    // The ciphertext as the server serves it decrypts with http_ece to the very file.
+    const res = await fetch(`${h.url}/api/download?token=${token}&path=${encodeURIComponent(files[1]!.path)}`)
+    const body = Buffer.from(await res.arrayBuffer())
+    expect(body.length).toBe(files[1]!.size)
+    expect(sha(ece.decrypt(body, { version: 'aes128gcm', key }))).toBe(sha(small.data))
+
+    // The receiver: the link opens the share, the names are decrypted, every file lands intact.
+    const receiver = await newPage()
+    const { page } = receiver
+    await page.goto(new URL(link).pathname + fragment)
+    await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+    const names = await page.locator('[data-testid="manifest"] .file-name').allTextContents()
+    expect(names.slice(0, 2)).toEqual(['holiday video.mp4', 'notes — café.txt'])
+    expect(names[2]).toMatch(/^text-.*\.txt$/)
+    const buttons = page.getByTestId('download')
+    const got = []
+    for (let i = 0; i < 3; i++) {
+      got.push(await download(page, () => buttons.nth(i).click()))
+      await page.waitForTimeout(300)
+    }
+    expect(got.map((g) => g.name)).toEqual(names)
+    expect(sha(got[0]!.data)).toBe(sha(big.data))
+    expect(sha(got[1]!.data)).toBe(sha(small.data))
+    expect(got[2]!.data.toString('utf8')).toBe(text)
+
+    // Nothing the server holds or logged has a plaintext byte or the key.
+    const keyBytes = Buffer.from(key, 'base64url')
+    const stored = storedFiles(h.config.BLOB_DIR)
+    expect(stored.length).toBeGreaterThanOrEqual(3)
+    for (const f of stored) {
+      const bytes = readFileSync(f)
+      expect(bytes.includes(MARKER)).toBe(false)
+      expect(bytes.includes(keyBytes)).toBe(false)
+      expect(bytes.includes(key)).toBe(false)
+    }
+    const logged = JSON.stringify(log.lines)
+    expect(logged.includes(MARKER)).toBe(false)
+    expect(logged.includes(key)).toBe(false)
+    expect(logged.includes('holiday')).toBe(false)
+    // The key never left the browsers: no request carried it.
+    expect(urls.some((u) => u.includes(key))).toBe(false)
+    expect(pageErrors).toEqual([])
+    await receiver.context.close()
+  })
+
+  it('when a share is encrypted with a passphrase, then the receiver types the code and the passphrase (a wrong one is said at the field) and gets the file and a zip of all', async () => {
+    const one = markedFile('report.pdf', 300_000)
+    const two = markedFile('Report.pdf', 1000)
+    const sender = await newPage()
+    await sender.page.goto('/')
+    await sender.page.getByTestId('file-input').setInputFiles([one.file, two.file])
+    await sender.page.getByTestId('e2e-on').check()
+    await sender.page.getByTestId('e2e-mode-passphrase').check()
+    await sender.page.getByTestId('e2e-passphrase').fill('horse battery 47 staple')
+    await sender.page.getByTestId('send-submit').click()
+    await sender.page.getByTestId('pickup-code').waitFor({ timeout: 60_000 })
+    const code = (await sender.page.getByTestId('pickup-code').textContent())!.trim()
+    const link = (await sender.page.getByTestId('pickup-link').textContent())!.trim()
+    expect(link).not.toContain('&k=')
+    await sender.context.close()
+
+    const { page, context } = await newPage()
+    await page.goto('/pickup')
+    await page.getByTestId('code-input').fill(code)
+    await page.getByTestId('open').click()
+    const field = page.getByTestId('e2e-passphrase-input')
+    await field.fill('wrong passphrase')
+    await page.getByTestId('e2e-decrypt').click()
+    await expect(page.getByTestId('e2e-problem').textContent({ timeout: 30_000 })).resolves.toBe(
+      'That passphrase does not decrypt this share. Check it and try again.',
+    )
+    await field.fill('horse battery 47 staple')
+    await page.getByTestId('e2e-decrypt').click()
+    await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+    const first = await download(page, () => page.getByTestId('download').first().click())
+    expect(first.name).toBe('report.pdf')
+    expect(sha(first.data)).toBe(sha(one.data))
+    await page.waitForTimeout(300)
+    const zip = await download(page, () => page.getByTestId('e2e-download-all').click())
+    expect(zip.name).toBe(`pickup-${code}.zip`)
+    const entries = await unzip(zip.data)
+    expect(Object.keys(entries)).toEqual(['report.pdf', 'Report (2).pdf'])
+    expect(sha(entries['report.pdf']!)).toBe(sha(one.data))
+    expect(sha(entries['Report (2).pdf']!)).toBe(sha(two.data))
+    expect(pageErrors).toEqual([])
+    await context.close()
+  })
+})
+
+async function unzip(data: Buffer): Promise<Record<string, Buffer>> {
+  const yauzl = await import('yauzl')
+  return new Promise((resolve, reject) => {
+    const out: Record<string, Buffer> = {}
+    yauzl.fromBuffer(data, { lazyEntries: true }, (err, zip) => {
+      if (err) return reject(err)
+      zip.on('entry', (entry: import('yauzl').Entry) => {
+        zip.openReadStream(entry, (e, stream) => {
+          if (e) return reject(e)
+          const parts: Buffer[] = []
+          stream.on('data', (c: Buffer) => parts.push(c))
+          stream.on('end', () => {
+            out[entry.fileName] = Buffer.concat(parts)
+            zip.readEntry()
+          })
+        })
+      })
+      zip.on('end', () => resolve(out))
+      zip.readEntry()
+    })
+  })
+}
