@@ -3,11 +3,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import os from 'node:os'
 import path from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { type Entry, fromBuffer, type ZipFile } from 'yauzl'
 import { captureLogger } from '@quartet/core/testing'
 import { adminLogin, api, type Harness, startHarness, testDeps } from '../support/harness.ts'
 import { CuttingProxy, targetOf } from '../support/tus.ts'
 import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, ensureWebBuilt, haveChromium } from './support.ts'
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const ece = require('http_ece') as {
   decrypt(buffer: Buffer, params: { version: string; key: string }): Buffer
 }
@@ -215,25 +215,30 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
   })
 })
 
+/** Every entry of a ZIP by name (read with yauzl, which checks the CRCs and the sizes). */
 async function unzip(data: Buffer): Promise<Record<string, Buffer>> {
-  const yauzl = await import('yauzl')
-  return new Promise((resolve, reject) => {
-    const out: Record<string, Buffer> = {}
-    yauzl.fromBuffer(data, { lazyEntries: true }, (err, zip) => {
-      if (err) return reject(err)
-      zip.on('entry', (entry: import('yauzl').Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e) return reject(e)
-          const parts: Buffer[] = []
-          stream.on('data', (c: Buffer) => parts.push(c))
-          stream.on('end', () => {
-            out[entry.fileName] = Buffer.concat(parts)
-            zip.readEntry()
-          })
+  const archive = await new Promise<ZipFile>((resolve, reject) =>
+    fromBuffer(data, { lazyEntries: true, validateEntrySizes: true }, (err, z) =>
+      err ? reject(err) : resolve(z),
+    ),
+  )
+  const out: Record<string, Buffer> = {}
+  await new Promise<void>((resolve, reject) => {
+    archive.on('entry', (entry: Entry) => {
+      archive.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err)
+        const parts: Buffer[] = []
+        stream.on('data', (c: Buffer) => parts.push(c))
+        stream.on('error', reject)
+        stream.on('end', () => {
+          out[entry.fileName] = Buffer.concat(parts)
+          archive.readEntry()
         })
       })
-      zip.on('end', () => resolve(out))
-      zip.readEntry()
     })
+    archive.on('error', reject)
+    archive.on('end', () => resolve())
+    archive.readEntry()
   })
+  return out
 }

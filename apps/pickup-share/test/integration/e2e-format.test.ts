@@ -4,7 +4,6 @@ import { decryptStream } from '../../web/src/crypto/decrypt-stream.ts'
 import { bodyKeys, cipherSize, plainSize } from '../../web/src/crypto/ece.ts'
 import { EncryptedSource } from '../../web/src/crypto/encrypted-source.ts'
 import { shareEncryption } from '../../web/src/crypto/keys.ts'
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const ece = require('http_ece') as {
   decrypt(buffer: Buffer, params: { version: string; key: string }): Buffer
   encrypt(buffer: Buffer, params: { version: string; key: string; salt: string; rs: number }): Buffer

@@ -166,6 +166,7 @@ export function EncryptedFiles(props: Props) {
           </span>
         </p>
       )}
+      <h2>{t('pickup.files')}</h2>
       <ul class="files card" data-testid="manifest">
         {files.map((f) => {
           const kind = previewKind({ type: f.type, size: f.plain }, props.site)

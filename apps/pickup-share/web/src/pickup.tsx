@@ -2,7 +2,6 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import {
   type Access,
   ApiFailure,
-  downloadUrl,
   LINK_TOKEN,
   type Manifest,
   type SiteInfo,
@@ -10,10 +9,10 @@ import {
   take,
   type TakeAnswer,
 } from './api.ts'
-import { downloadAllUrl, handOff, preflight } from './download.ts'
-import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
-import { FilePreview, previewKind } from './preview.tsx'
+import { handOff, preflight } from './download.ts'
+import { formatDate, formatWait, t } from './i18n.ts'
 import { Alert } from './ui.tsx'
+import { PasswordFields, PlainFiles } from './pickup-files.tsx'
 import type { Encryption } from './crypto/keys.ts'
 import { EncryptedFiles } from './e2e-pickup.tsx'
 import { type Problem, problemOf } from './pickup-problems.ts'
@@ -241,10 +240,6 @@ export function PickupPage() {
   }
 
   if (share) {
-    const exhausted = share.remaining === 0
-    const previews = share.manifest.files.filter((f) => previewKind(f, site) !== null).length
-    // Shown at once when every preview can be paid for; otherwise each behind a Show button.
-    const autoPreview = share.remaining === null || share.remaining >= previews
     return (
       <section aria-labelledby="share-title">
         <h1 id="share-title" ref={heading} tabIndex={-1}>
@@ -291,74 +286,14 @@ export function PickupPage() {
             }}
           />
         ) : (
-          <>
-            {!exhausted && share.manifest.files.length > 1 && (
-              <p>
-                <a
-                  class="button"
-                  href={downloadAllUrl(share.access)}
-                  download={`pickup-${share.manifest.code}.zip`}
-                  aria-describedby="count-rule"
-                  aria-disabled={starting !== null ? true : undefined}
-                  aria-busy={starting === '*all' ? true : undefined}
-                  onClick={(e) => {
-                    e.preventDefault()
-                    void download('*all', downloadAllUrl(share.access), `pickup-${share.manifest.code}.zip`)
-                  }}
-                  data-testid="download-all"
-                >
-                  {t('pickup.downloadAll')}
-                </a>
-              </p>
-            )}
-            <h2>{t('pickup.files')}</h2>
-            {previews > 0 && share.remaining !== null && (
-              <p class="muted small" data-testid="preview-note">
-                {t('preview.note')}
-              </p>
-            )}
-            <ul class="files card" data-testid="manifest">
-              {share.manifest.files.map((f) => {
-                const kind = previewKind(f, site)
-                return (
-                  <li key={f.path}>
-                    <div class="file-row">
-                      <span class="file-name">{f.name}</span>
-                      <span class="muted small">{formatBytes(f.size)}</span>
-                      {exhausted && counted.get(f.path) !== 'shown' ? (
-                        <span class="muted small">{t('pickup.exhausted')}</span>
-                      ) : (
-                        <a
-                          class="button"
-                          href={downloadUrl(share.access, f.path)}
-                          download={f.name}
-                          aria-label={t('pickup.downloadName', { name: f.name })}
-                          aria-disabled={starting !== null ? true : undefined}
-                          aria-busy={starting === f.path ? true : undefined}
-                          onClick={(e) => {
-                            e.preventDefault()
-                            void download(f.path, downloadUrl(share.access, f.path), f.name)
-                          }}
-                          data-testid="download"
-                        >
-                          {t('pickup.download')}
-                        </a>
-                      )}
-                    </div>
-                    {kind && (!exhausted || counted.has(f.path)) && (
-                      <FilePreview
-                        access={share.access}
-                        file={f}
-                        kind={kind}
-                        auto={autoPreview || counted.has(f.path)}
-                        onCounted={(path) => count(path, false)}
-                      />
-                    )}
-                  </li>
-                )
-              })}
-            </ul>
-          </>
+          <PlainFiles
+            share={share}
+            site={site}
+            counted={counted}
+            starting={starting}
+            onDownload={(key, url, name) => void download(key, url, name)}
+            onShown={(path) => count(path, false)}
+          />
         )}
         <p>
           <a
@@ -428,36 +363,13 @@ export function PickupPage() {
           </p>
         )}
         {locked && (
-          <>
-            <div class="field" style={{ marginTop: '16px' }}>
-              <label for="share-password">{t('pickup.password')}</label>
-              <input
-                ref={passwordInput}
-                id="share-password"
-                type="password"
-                autoComplete="current-password"
-                maxLength={1024}
-                value={password}
-                aria-describedby={`password-hint${passwordProblem ? ' password-problem' : ''}`}
-                aria-invalid={passwordProblem ? true : undefined}
-                onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
-                data-testid="password-input"
-              />
-              <span id="password-hint" class="muted small">
-                {t('pickup.passwordHint')}
-              </span>
-              {passwordProblem && (
-                <p id="password-problem" class="alert error" role="alert" data-testid="password-problem">
-                  {passwordProblem}
-                </p>
-              )}
-            </div>
-            <div class="actions">
-              <button type="submit" disabled={busy} data-testid="unlock">
-                {busy ? t('pickup.checking') : t('pickup.unlock')}
-              </button>
-            </div>
-          </>
+          <PasswordFields
+            inputRef={passwordInput}
+            value={password}
+            onInput={setPassword}
+            problem={passwordProblem}
+            busy={busy}
+          />
         )}
       </form>
     </section>

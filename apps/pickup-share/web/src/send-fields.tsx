@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'preact/hooks'
 import { ApiFailure, PASSWORD_MAX, PASSWORD_MIN, type SiteInfo } from './api.ts'
 import { formatBytes, t } from './i18n.ts'
 import { describeFailure } from './ui.tsx'
@@ -164,4 +165,23 @@ export function uploadMessage(err: unknown, name: string, site: SiteInfo): strin
 
 export function shareMessage(err: unknown): string {
   return describeFailure(err)
+}
+
+/**
+ * Leaving the page while bytes are in flight loses the upload (it can be resumed, but the person
+ * may not know): the browser asks first. A ref, set where uploads start and end, so the question
+ * stops the moment they do (an effect would follow a render later).
+ */
+export function useLeaveWarning() {
+  const inFlight = useRef(false)
+  useEffect(() => {
+    const warn = (e: BeforeUnloadEvent) => {
+      if (!inFlight.current) return
+      e.preventDefault()
+      e.returnValue = ''
+    }
+    addEventListener('beforeunload', warn)
+    return () => removeEventListener('beforeunload', warn)
+  }, [])
+  return inFlight
 }

@@ -15,6 +15,7 @@ import {
   PasswordField,
   passwordIssue,
   progressMeter,
+  useLeaveWarning,
   shareMessage,
   UnlimitedFields,
   uploadMessage,
@@ -52,19 +53,8 @@ export function SendPage() {
   /** Set by "Cancel all": the queue stops and every running upload is aborted. */
   const cancelAll = useRef<AbortController | null>(null)
 
-  // Leaving the page while bytes are in flight loses the upload (it can be resumed, but the
-  // person may not know): the browser asks first. A ref, set where uploads start and end, so the
-  // question stops the moment they do (an effect would follow a render later).
-  const inFlight = useRef(false)
-  useEffect(() => {
-    const warn = (e: BeforeUnloadEvent) => {
-      if (!inFlight.current) return
-      e.preventDefault()
-      e.returnValue = ''
-    }
-    addEventListener('beforeunload', warn)
-    return () => removeEventListener('beforeunload', warn)
-  }, [])
+  // Leaving the page while bytes are in flight: the browser asks first.
+  const inFlight = useLeaveWarning()
 
   useEffect(() => {
     siteInfo()

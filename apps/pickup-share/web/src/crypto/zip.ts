@@ -35,7 +35,10 @@ const FLAGS = 0x0808 // data descriptor follows, names in UTF-8
 export function uniqueNames(names: string[]): string[] {
   const seen = new Set<string>()
   return names.map((raw) => {
-    const clean = raw.replace(/[/\\\u0000-\u001f\u007f]/g, '_').replace(/^\.+$/, '_') || 'file'
+    const safe = [...raw].map((c) =>
+      c === '/' || c === '\\' || c.charCodeAt(0) < 0x20 || c === '\u007f' ? '_' : c,
+    )
+    const clean = safe.join('').replace(/^\.+$/, '_') || 'file'
     const dot = clean.lastIndexOf('.')
     const [stem, ext] = dot > 0 ? [clean.slice(0, dot), clean.slice(dot)] : [clean, '']
     let name = clean
