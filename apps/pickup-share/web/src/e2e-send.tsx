@@ -1,3 +1,4 @@
+import { cipherSize, RECORD_SIZE } from './crypto/ece.ts'
 import { t } from './i18n.ts'
 
 /** The send page's choice of end-to-end encryption (README "End-to-end encrypted shares"). */
@@ -9,6 +10,9 @@ export interface E2eChoice {
 
 export const E2E_OFF: E2eChoice = { on: false, mode: 'link', passphrase: '' }
 export const PASSPHRASE_MIN = 8
+
+/** The bytes a file takes on the server (encrypted: its aes128gcm body), which the size limit counts. */
+export const sentSize = (size: number, c: E2eChoice) => (c.on ? cipherSize(size, RECORD_SIZE) : size)
 
 /** What is wrong with the choice (a passphrase too short), or null. */
 export const e2eIssue = (c: E2eChoice): string | null =>

@@ -8,7 +8,7 @@ import {
   siteInfo,
   type StoreKind,
 } from './api.ts'
-import { E2E_OFF, type E2eChoice, e2eIssue, EncryptionFields } from './e2e-send.tsx'
+import { E2E_OFF, type E2eChoice, e2eIssue, EncryptionFields, sentSize } from './e2e-send.tsx'
 import { formatBytes, t } from './i18n.ts'
 import {
   NumberField,
@@ -128,7 +128,7 @@ export function SendPage() {
     const all: Item[] = text.trim()
       ? [...items, { id: nextId++, file: textFile(text), sent: 0, state: 'waiting' }]
       : items
-    const tooLarge = !noSizeLimit && all.find((it) => it.file.size > site.maxFileSizeBytes)
+    const tooLarge = !noSizeLimit && all.find((it) => sentSize(it.file.size, e2e) > site.maxFileSizeBytes)
     if (tooLarge)
       return setError(
         t('send.tooLarge', { name: tooLarge.file.name, max: formatBytes(site.maxFileSizeBytes) }),
