@@ -7,7 +7,14 @@ import { type Entry, fromBuffer, type ZipFile } from 'yauzl'
 import { captureLogger } from '@quartet/core/testing'
 import { adminLogin, api, type Harness, startHarness, testDeps } from '../support/harness.ts'
 import { CuttingProxy, targetOf } from '../support/tus.ts'
-import { CHROMIUM, CHROMIUM_ARGS, describeBrowser, ensureWebBuilt, haveChromium } from './support.ts'
+import {
+  axeSerious,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  describeBrowser,
+  ensureWebBuilt,
+  haveChromium,
+} from './support.ts'
 const ece = require('http_ece') as {
   decrypt(buffer: Buffer, params: { version: string; key: string }): Buffer
 }
@@ -49,8 +56,8 @@ afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true })
 })
 
-async function newPage(baseURL = h.url): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ baseURL, locale: 'en-US', acceptDownloads: true })
+async function newPage(baseURL = h.url, locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ baseURL, locale, acceptDownloads: true })
   const page = await context.newPage()
   page.on('request', (req) => urls.push(req.url()))
   page.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`))
@@ -213,6 +220,53 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     expect(pageErrors).toEqual([])
     await context.close()
   })
+  it('when the receiver shows an encrypted text and image, then they are decrypted in the browser (text as text, the image in a sandboxed frame), and the page passes axe in English and Chinese', async () => {
+    const png = await pngBytes()
+    const note = `${MARKER} <b>not markup</b> 你好`
+    const sender = await newPage()
+    await sender.page.goto('/')
+    await sender.page.getByTestId('file-input').setInputFiles([
+      { name: 'dot.png', mimeType: 'image/png', buffer: png },
+      { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from(note) },
+    ])
+    await sender.page.getByTestId('e2e-on').check()
+    for (const v of await axeSerious(sender.page)) throw new Error(v)
+    await sender.page.getByTestId('send-submit').click()
+    await sender.page.getByTestId('pickup-code').waitFor({ timeout: 60_000 })
+    const code = (await sender.page.getByTestId('pickup-code').textContent())!.trim()
+    const link = (await sender.page.getByTestId('pickup-link').textContent())!.trim()
+    await sender.context.close()
+
+    const { page, context } = await newPage()
+    await page.goto(new URL(link).pathname + new URL(link).hash)
+    await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+    for (const v of await axeSerious(page)) throw new Error(v)
+    const shows = page.getByTestId('e2e-show')
+    await expect(shows.count()).resolves.toBe(2)
+    await page.getByRole('button', { name: 'Show note.txt (counts as your download of it)' }).click()
+    const text = page.getByTestId('e2e-preview-text')
+    await text.waitFor({ timeout: 30_000 })
+    await expect(text.textContent()).resolves.toBe(note)
+    await expect(text.locator('b').count()).resolves.toBe(0)
+    await page.getByRole('button', { name: 'Show dot.png (counts as your download of it)' }).click()
+    const frame = page.frameLocator('[data-testid="e2e-preview-frame"]')
+    const imgWidth = () =>
+      frame.locator('img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)
+    await until(imgWidth, 32)
+    await until(async () => (await page.getByTestId('remaining').textContent())!.trim(), '8')
+    expect(pageErrors).toEqual([])
+    await context.close()
+
+    // Chinese: the link without its key says, in Chinese, to open the full link.
+    const zh = await newPage(h.url, 'zh-CN')
+    await zh.page.goto(new URL(link).pathname + new URL(link).hash.split('&')[0])
+    await expect(zh.page.getByTestId('e2e-problem').textContent({ timeout: 30_000 })).resolves.toBe(
+      '此分享已加密，密钥只在取件链接中。请打开对方发给你的完整链接。',
+    )
+    for (const v of await axeSerious(zh.page)) throw new Error(v)
+    expect(code).toMatch(/^\d+$/)
+    await zh.context.close()
+  })
 })
 
 /** Every entry of a ZIP by name (read with yauzl, which checks the CRCs and the sizes). */
@@ -241,4 +295,25 @@ async function unzip(data: Buffer): Promise<Record<string, Buffer>> {
     archive.readEntry()
   })
   return out
+}
+
+/** A real PNG (32 × 32), drawn by Chromium's canvas. */
+async function pngBytes(): Promise<Buffer> {
+  const page = await browser.newPage()
+  const b64 = (await page.evaluate(
+    "(() => { const c = document.createElement('canvas'); c.width = 32; c.height = 32; c.getContext('2d').fillRect(0, 0, 32, 32); return c.toDataURL('image/png').split(',')[1] })()",
+  )) as string
+  await page.close()
+  return Buffer.from(b64, 'base64')
+}
+
+/** Waits until `read` gives `expected` (30 s at most), then asserts it. */
+async function until<T>(read: () => Promise<T>, expected: T): Promise<void> {
+  let last: T | undefined
+  for (let i = 0; i < 300; i++) {
+    last = await read().catch(() => undefined)
+    if (last === expected) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  expect(last).toBe(expected)
 }

@@ -256,13 +256,9 @@ function DecryptedPreview(props: {
     )
   if (frame)
     return (
-      <iframe
-        class="preview-frame"
-        src={frame}
-        title={props.file.name}
-        data-testid="e2e-preview-frame"
-        style={{ width: '100%', minHeight: '320px', border: 0 }}
-      />
+      <div class="preview">
+        <iframe class="preview-pdf" src={frame} title={props.file.name} data-testid="e2e-preview-frame" />
+      </div>
     )
   return (
     <p>

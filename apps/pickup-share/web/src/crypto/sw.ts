@@ -87,8 +87,10 @@ async function answer(job: Job & { port?: MessagePort }): Promise<Response> {
       'Cache-Control': 'no-store',
       ...(job.inline
         ? {
+            // /api/preview's policy, plus inline style: the browser's own image and media
+            // documents style themselves so; the sandbox still lets nothing run.
             'Content-Security-Policy':
-              "default-src 'none'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'; sandbox",
+              "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; form-action 'none'; base-uri 'none'; sandbox",
           }
         : {}),
     },
