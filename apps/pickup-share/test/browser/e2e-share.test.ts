@@ -5,7 +5,11 @@ import path from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { type Entry, fromBuffer, type ZipFile } from 'yauzl'
 import { captureLogger } from '@quartet/core/testing'
-import { adminLogin, api, type Harness, startHarness, testDeps } from '../support/harness.ts'
+import { startCutProxy } from '@quartet/core/testing/cut-proxy'
+import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import { bodyKeys, RECORD_SIZE } from '../../web/src/crypto/ece.ts'
+import { EncryptedSource } from '../../web/src/crypto/encrypted-source.ts'
+import { shareEncryption } from '../../web/src/crypto/keys.ts'
 import { CuttingProxy, targetOf } from '../support/tus.ts'
 import {
   axeSerious,
@@ -266,6 +270,38 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     for (const v of await axeSerious(zh.page)) throw new Error(v)
     expect(code).toMatch(/^\d+$/)
     await zh.context.close()
+  })
+  it('when the connection of an encrypted download dies at 40 %, then the service worker resumes it with Range and If-Range, the file is exact and the one-download share is used up by it', async () => {
+    const data = randomBytes(3 * MB)
+    const ikm = new Uint8Array(randomBytes(16))
+    const keys = await bodyKeys(ikm, new Uint8Array(randomBytes(16)), RECORD_SIZE)
+    const source = new EncryptedSource(new Blob([new Uint8Array(data)]), keys)
+    const body = Buffer.from(await source.bytes(0, source.size))
+    const { file } = await uploadFile(h, { name: 'encrypted-1.bin', data: body })
+    const encryption = await shareEncryption(ikm, [{ name: 'film.mkv', type: 'video/x-matroska' }])
+    const shared = await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 1, encryption })
+    expect(shared.status).toBe(200)
+    const proxy = await startCutProxy(targetOf(h.url), Math.floor(body.length * 0.4), (head) =>
+      head.startsWith('GET /api/download?'),
+    )
+    const { page, context } = await newPage(proxy.url)
+    try {
+      await page.goto(`/pickup#${shared.body.token}&k=${Buffer.from(ikm).toString('base64url')}`)
+      await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+      const got = await download(page, () => page.getByTestId('download').click())
+      expect(got.name).toBe('film.mkv')
+      expect(proxy.cut).toBe(true)
+      expect(sha(got.data)).toBe(sha(data))
+      const gets = proxy.requests.filter((r) => r.startsWith('GET /api/download?'))
+      expect(gets.length).toBe(2)
+      expect(gets[1]).toMatch(/\r\nrange: bytes=\d+-\r\n/i)
+      expect(gets[1]).toMatch(/\r\nif-range: "[\w-]{27}"\r\n/i)
+      // One download: used up for everyone.
+      expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).status).toBe(410)
+    } finally {
+      await context.close()
+      await proxy.close()
+    }
   })
 })
 
