@@ -6,7 +6,15 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { type Entry, fromBuffer, type ZipFile } from 'yauzl'
 import { captureLogger } from '@quartet/core/testing'
 import { startCutProxy } from '@quartet/core/testing/cut-proxy'
-import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
+import {
+  ADMIN_PASSWORD,
+  adminLogin,
+  api,
+  type Harness,
+  startHarness,
+  testDeps,
+  uploadFile,
+} from '../support/harness.ts'
 import { bodyKeys, RECORD_SIZE } from '../../web/src/crypto/ece.ts'
 import { EncryptedSource } from '../../web/src/crypto/encrypted-source.ts'
 import { shareEncryption } from '../../web/src/crypto/keys.ts'
@@ -223,6 +231,17 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     expect(sha(entries['Report (2).pdf']!)).toBe(sha(two.data))
     expect(pageErrors).toEqual([])
     await context.close()
+
+    // The admin's list marks the share as encrypted; its names are the placeholders only.
+    const adminPage = await newPage()
+    await adminPage.page.goto('/admin')
+    await adminPage.page.getByTestId('password').fill(ADMIN_PASSWORD)
+    await adminPage.page.getByTestId('login').click()
+    await adminPage.page.getByTestId('shares-table').waitFor()
+    const row = adminPage.page.getByTestId('shares-table').locator('tr', { hasText: code })
+    await expect(row.getByTestId('encrypted-badge').textContent()).resolves.toBe('encrypted')
+    await expect(row.textContent()).resolves.not.toContain('report')
+    await adminPage.context.close()
   })
   it('when the receiver shows an encrypted text and image, then they are decrypted in the browser (text as text, the image in a sandboxed frame), and the page passes axe in English and Chinese', async () => {
     const png = await pngBytes()

@@ -76,6 +76,36 @@ describe('the aes128gcm bodies of encrypted shares', () => {
     }
   })
 
+  it('when a file is read as tus-js-client reads it (8 MiB a request), then each request reads only the records it touches, never the whole file', async () => {
+    const seen: Array<[number, number]> = []
+    class Watched extends Blob {
+      override slice(start?: number, end?: number, type?: string): Blob {
+        seen.push([start ?? 0, end ?? this.size])
+        return super.slice(start, end, type)
+      }
+    }
+    const size = 20 * 1024 * 1024 + 777
+    const data = randomBytes(size)
+    const ikm = new Uint8Array(randomBytes(16))
+    const keys = await bodyKeys(ikm, new Uint8Array(randomBytes(16)), 65_536)
+    const source = new EncryptedSource(new Watched([new Uint8Array(data)]), keys)
+    const chunk = 8 * 1024 * 1024
+    const parts: Buffer[] = []
+    for (let at = 0; at < source.size; at += chunk) {
+      const { value, done } = await source.slice(at, at + chunk)
+      parts.push(Buffer.from(await value.arrayBuffer()))
+      expect(done).toBe(at + chunk >= source.size)
+    }
+    expect(Math.max(...seen.map(([a, b]) => b - a))).toBeLessThanOrEqual(chunk + 2 * 65_519)
+    const read = seen.reduce((n, [a, b]) => n + Math.min(b, size) - a, 0)
+    expect(read).toBeLessThan(size + 3 * 65_519)
+    const plain = ece.decrypt(Buffer.concat(parts), {
+      version: 'aes128gcm',
+      key: Buffer.from(ikm).toString('base64url'),
+    })
+    expect(sha(plain)).toBe(sha(data))
+  })
+
   it('when http_ece encrypts, then the pages decrypt it in any chunking; a body cut short or changed is refused', async () => {
     const ikm = randomBytes(16)
     const data = randomBytes(70_000)

@@ -1,8 +1,10 @@
-import type { RefObject } from 'preact'
+import type { ComponentProps, RefObject } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
 import { type Access, downloadUrl, type Manifest, type SiteInfo } from './api.ts'
 import { downloadAllUrl } from './download.ts'
 import { formatBytes, t } from './i18n.ts'
 import { FilePreview, previewKind } from './preview.tsx'
+import type { EncryptedFiles as EncryptedView } from './e2e-pickup.tsx'
 
 /** The pickup page's list of a share's files (not encrypted: the server sends them as they are). */
 export function PlainFiles(props: {
@@ -130,4 +132,15 @@ export function PasswordFields(props: {
       </div>
     </>
   )
+}
+
+type EncryptedProps = ComponentProps<typeof EncryptedView>
+
+/** An encrypted share's view, loaded when such a share opens (the first view stays small). */
+export function EncryptedFiles(props: EncryptedProps) {
+  const [View, setView] = useState<((p: EncryptedProps) => preact.JSX.Element) | null>(null)
+  useEffect(() => {
+    void import('./e2e-pickup.tsx').then((m) => setView(() => m.EncryptedFiles))
+  }, [])
+  return View ? <View {...props} /> : <p aria-busy="true">{t('common.loading')}</p>
 }

@@ -12,9 +12,8 @@ import {
 import { handOff, preflight } from './download.ts'
 import { formatDate, formatWait, t } from './i18n.ts'
 import { Alert } from './ui.tsx'
-import { PasswordFields, PlainFiles } from './pickup-files.tsx'
+import { EncryptedFiles, PasswordFields, PlainFiles } from './pickup-files.tsx'
 import type { Encryption } from './crypto/keys.ts'
-import { EncryptedFiles } from './e2e-pickup.tsx'
 import { type Problem, problemOf } from './pickup-problems.ts'
 
 /** How long after handing a download to the browser the page asks for the new count. */
