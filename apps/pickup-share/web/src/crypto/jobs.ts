@@ -1,33 +1,11 @@
 import swUrl from './sw.ts?worker&url'
+import type { Job } from './job-types.ts'
 
 /**
  * The pickup page's side of encrypted downloads: registers the service worker (sw.ts) for
  * `/assets/` — the folder its built script lives in — and hands it jobs. A job is the key and
  * the files' download URLs; the worker answers `/assets/e2e-dl/<id>` with their plaintext.
  */
-
-export interface JobFile {
-  /** /api/download URL of the ciphertext (with the share's code or token, and its grant). */
-  url: string
-  name: string
-  type: string
-  /** The plaintext's size. */
-  size: number
-  /** The ciphertext's size (what the server counts and sends). */
-  cipherSize: number
-}
-
-export interface Job {
-  id: string
-  key: Uint8Array<ArrayBuffer>
-  files: JobFile[]
-  /** Several files: the archive's name (they come as one ZIP). */
-  zip?: string
-  /** Shown in a frame (a preview) instead of saved. */
-  inline?: boolean
-  /** The answer's length: the plaintext, or the whole archive. */
-  size: number
-}
 
 let registration: Promise<ServiceWorker> | null = null
 

@@ -1,5 +1,5 @@
 import { decryptStream } from './decrypt-stream.ts'
-import type { Job, JobFile } from './jobs.ts'
+import type { Job, JobFile } from './job-types.ts'
 import { zipStream } from './zip.ts'
 
 /**
