@@ -1,3 +1,6 @@
+import { ApiError } from '@quartet/core/errors'
+import type { StorageDriver } from './storage.ts'
+
 /**
  * End-to-end encrypted shares (issue 47 item 2). The sender's browser encrypts every file with
  * RFC 8188 `aes128gcm` before it uploads it; the server stores and serves only ciphertext and
@@ -34,4 +37,36 @@ export function isEceLength(size: number, rs: number): boolean {
   const records = Math.ceil(body / rs)
   const plain = body - records * ECE_RECORD_OVERHEAD
   return plain >= 0 && Math.max(1, Math.ceil(plain / (rs - ECE_RECORD_OVERHEAD))) === records
+}
+
+/**
+ * The header of an uploaded file of an encrypted share, read from the store (21 bytes): it must
+ * be an aes128gcm header with the share's record size and no key id, else the share is refused
+ * (400) — a receiver's browser could not decrypt it. Nothing else of a body can be checked here:
+ * without the key its records are just bytes.
+ */
+export async function checkEceHeader(
+  driver: Pick<StorageDriver, 'openRead'>,
+  pathname: string,
+  rs: number,
+  index: number,
+): Promise<void> {
+  const { stream } = await driver.openRead(pathname, { start: 0, end: ECE_HEADER_BYTES - 1 })
+  const chunks: Buffer[] = []
+  let got = 0
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      chunks.push(chunk)
+      got += chunk.length
+      if (got >= ECE_HEADER_BYTES) break
+    }
+  } finally {
+    stream.destroy()
+  }
+  const head = Buffer.concat(chunks).subarray(0, ECE_HEADER_BYTES)
+  if (head.length < ECE_HEADER_BYTES || head.readUInt32BE(16) !== rs || head[20] !== 0)
+    throw new ApiError(
+      'bad_request',
+      `body.files.${index}: not an aes128gcm body with records of ${rs} bytes and no key id (its header says otherwise)`,
+    )
 }

@@ -14,7 +14,7 @@ import { RESUMABLE_KINDS } from './resumable-uploads.ts'
 import { ARCHIVE_TRANSFER_PATH, sliceOf, zipOfFiles } from './share-zip.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import type { AccessGrant, SharePasswords, ShareUnlock } from './share-passwords.ts'
-import type { ShareEncryption } from './share-encryption.ts'
+import { checkEceHeader, type ShareEncryption } from './share-encryption.ts'
 import type { ByteRange, StorageDriver, StorageRegistry, StoreKind, UploadPermission } from './storage.ts'
 import type { StoreInstances } from './store-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
@@ -395,6 +395,7 @@ export class ShareService {
           'size_mismatch',
           `body.files.${i}.size: declared ${f.size}, uploaded ${info.size} bytes`,
         )
+      if (req.encryption) await checkEceHeader(driver, f.pathname, req.encryption.recordSize, i)
       files.push({
         ...f,
         store: driver.kind,

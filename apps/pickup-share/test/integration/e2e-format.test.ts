@@ -127,7 +127,7 @@ describe('the aes128gcm bodies of encrypted shares', () => {
 })
 
 describe('encrypted shares in the API', () => {
-  it('when a share is encrypted, then take gives its parameters, the admin list says encrypted, and a size no body can have is a 400 at the field', async () => {
+  it('when a share is encrypted, then take gives its parameters, the admin list says encrypted, and a size no body can have or a stored header not of its record size is a 400', async () => {
     const ikm = new Uint8Array(randomBytes(16))
     const { body } = await seal(randomBytes(5000), ikm, 65_536)
     const encryption = await shareEncryption(ikm, [{ name: 'secret plan.txt', type: 'text/plain' }])
@@ -153,6 +153,19 @@ describe('encrypted shares in the API', () => {
       encryption: { ...encryption, k: 'x' },
     })
     expect(withKey.status).toBe(400)
+
+    // The stored header must say the share's record size and no key id; bytes that are no
+    // aes128gcm body are refused as well, and the file stays unshared.
+    const otherRs = (await seal(randomBytes(5000), ikm, 4096)).body
+    const noise = randomBytes(body.length)
+    for (const data of [otherRs, noise]) {
+      const bad = await uploadFile(h, { name: 'encrypted-1.bin', data })
+      const refused = await api(h, 'POST', '/api/share', { files: [bad.file], encryption })
+      expect(refused.status).toBe(400)
+      expect(refused.body.error.message).toMatch(
+        /^body\.files\.0: not an aes128gcm body with records of 65536 bytes/,
+      )
+    }
 
     const made = await api(h, 'POST', '/api/share', { files: [up.file], encryption })
     expect(made.status).toBe(200)
