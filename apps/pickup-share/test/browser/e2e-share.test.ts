@@ -243,7 +243,7 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     await expect(row.textContent()).resolves.not.toContain('report')
     await adminPage.context.close()
   })
-  it('when the receiver shows an encrypted text and image, then they are decrypted in the browser (text as text, the image in a sandboxed frame), and the page passes axe in English and Chinese', async () => {
+  it('when the receiver of an encrypted share with a password shows its text and image, then they are decrypted in the browser (text as text, the image in a sandboxed frame), and the page passes axe in English and Chinese', async () => {
     const png = await pngBytes()
     const note = `${MARKER} <b>not markup</b> 你好`
     const sender = await newPage()
@@ -253,6 +253,8 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
       { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from(note) },
     ])
     await sender.page.getByTestId('e2e-on').check()
+    // A password too: the server asks for it before the page can decrypt anything.
+    await sender.page.getByLabel('Password (optional)').fill('pass-47-word')
     for (const v of await axeSerious(sender.page)) throw new Error(v)
     await sender.page.getByTestId('send-submit').click()
     await sender.page.getByTestId('pickup-code').waitFor({ timeout: 60_000 })
@@ -262,6 +264,8 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
 
     const { page, context } = await newPage()
     await page.goto(new URL(link).pathname + new URL(link).hash)
+    await page.getByTestId('password-input').fill('pass-47-word')
+    await page.getByTestId('unlock').click()
     await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
     for (const v of await axeSerious(page)) throw new Error(v)
     const shows = page.getByTestId('e2e-show')
@@ -283,6 +287,8 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     // Chinese: the link without its key says, in Chinese, to open the full link.
     const zh = await newPage(h.url, 'zh-CN')
     await zh.page.goto(new URL(link).pathname + new URL(link).hash.split('&')[0])
+    await zh.page.getByTestId('password-input').fill('pass-47-word')
+    await zh.page.getByTestId('unlock').click()
     await expect(zh.page.getByTestId('e2e-problem').textContent({ timeout: 30_000 })).resolves.toBe(
       '此分享已加密，密钥只在取件链接中。请打开对方发给你的完整链接。',
     )

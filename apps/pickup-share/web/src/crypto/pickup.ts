@@ -52,7 +52,8 @@ export async function saveZip(key: Uint8Array<ArrayBuffer>, rs: number, files: C
 
 /** A preview in a frame: the worker answers its address with the plaintext, inline. */
 export async function previewFrame(key: Uint8Array<ArrayBuffer>, rs: number, f: CipherFile) {
-  const file = fileOf(f, rs)
+  // The type as the preview list knows it (no parameters): the sender's string is not trusted.
+  const file = { ...fileOf(f, rs), type: f.type.split(';')[0]!.trim().toLowerCase() }
   return (await startJob({ key, files: [file], size: file.size, inline: true })).url
 }
 
