@@ -328,6 +328,51 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
       await proxy.close()
     }
   })
+  it('when the page is reloaded mid-way through an encrypted upload and the same file is picked again, then it resumes from the server offset with the same key and the receiver gets it intact', async () => {
+    const big = markedFile('film.mkv', 40 * MB + 777)
+    const { page, context } = await newPage(proxy.url)
+    await page.goto('/')
+    await page.getByTestId('file-input').setInputFiles(big.file)
+    await page.getByTestId('e2e-on').check()
+    await page.getByTestId('send-submit').click()
+    for (let i = 0; i < 600; i++) {
+      const bar = page.getByTestId('progress').first()
+      const done =
+        Number(await bar.getAttribute('value').catch(() => 0)) / Number(await bar.getAttribute('max'))
+      if (done >= 0.3) break
+      await page.waitForTimeout(50)
+    }
+    const sentBeforeReload = proxy.upstreamBytes
+    await page.reload()
+    await page.getByTestId('file-input').setInputFiles(big.file)
+    await page.getByTestId('resumes').waitFor()
+    await page.getByTestId('e2e-on').check()
+    const patches: Array<Record<string, string>> = []
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH') patches.push(r.headers())
+    })
+    await page.getByTestId('send-submit').click()
+    await page.getByTestId('pickup-code').waitFor({ timeout: 120_000 })
+    const link = (await page.getByTestId('pickup-link').textContent())!.trim()
+    // Resumed, not restarted: the first PATCH began where the server had stopped, and what is sent
+    // after the reload is well below the whole body.
+    expect(Number(patches[0]!['upload-offset'])).toBeGreaterThan(8 * MB)
+    expect(proxy.upstreamBytes - sentBeforeReload).toBeLessThan(big.data.length - 8 * MB)
+    // Nothing of the key is left behind in the sender's storage once the upload is done.
+    const left = await page.evaluate(
+      'Object.keys(localStorage).filter((k) => k.startsWith("pickup-share:e2e:"))',
+    )
+    expect(left).toEqual([])
+    await context.close()
+
+    const receiver = await newPage()
+    await receiver.page.goto(new URL(link).pathname + new URL(link).hash)
+    await receiver.page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+    const got = await download(receiver.page, () => receiver.page.getByTestId('download').click())
+    expect(got.name).toBe('film.mkv')
+    expect(sha(got.data)).toBe(sha(big.data))
+    await receiver.context.close()
+  })
 })
 
 /** Every entry of a ZIP by name (read with yauzl, which checks the CRCs and the sizes). */

@@ -1,3 +1,4 @@
+import type { StoreKind } from './api.ts'
 import { cipherSize, RECORD_SIZE } from './crypto/ece.ts'
 import { t } from './i18n.ts'
 
@@ -7,6 +8,13 @@ export interface E2eChoice {
   mode: 'link' | 'passphrase'
   passphrase: string
 }
+
+/** The encryption code (WebCrypto, aes128gcm) is loaded only for an encrypted share. */
+export const cryptoSend = () => import('./crypto/send.ts')
+
+/** The share's key for this choice (a passphrase's through a slow KDF), never sent. */
+export const shareKeyFor = async (c: E2eChoice, files: File[], store: StoreKind) =>
+  (await cryptoSend()).shareKey(c.mode === 'passphrase' ? c.passphrase : null, files, store)
 
 export const E2E_OFF: E2eChoice = { on: false, mode: 'link', passphrase: '' }
 export const PASSPHRASE_MIN = 8

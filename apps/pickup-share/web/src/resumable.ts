@@ -37,12 +37,31 @@ function keepProof(pathname: string, proof: string | null): void {
   }
 }
 
-const fingerprintOf = (file: File, store: StoreKind) =>
-  ['pickup-share', store, file.name, file.type, file.size, file.lastModified].join(':')
+/** An encrypted upload of a file is another upload than its plain one: its own fingerprint. */
+const fingerprintOf = (file: File, store: StoreKind, encrypted = false) =>
+  [
+    'pickup-share',
+    store,
+    file.name,
+    file.type,
+    file.size,
+    file.lastModified,
+    ...(encrypted ? ['e2e'] : []),
+  ].join(':')
 
-/** An upload of this file to this store that a previous visit began (and did not finish). */
-export async function findResumable(file: File, store: StoreKind): Promise<Resumed | null> {
-  const probe = new Upload(file, { fingerprint: async () => fingerprintOf(file, store) })
+/**
+ * An upload of this file to this store that a previous visit began (and did not finish): a plain
+ * one, an encrypted one (crypto/send.ts finds its key and salt), or either (the "resumes" note).
+ */
+export async function findResumable(
+  file: File,
+  store: StoreKind,
+  kind: 'plain' | 'encrypted' | 'any' = 'plain',
+): Promise<Resumed | null> {
+  if (kind === 'any') return (await findResumable(file, store)) ?? findResumable(file, store, 'encrypted')
+  const probe = new Upload(file, {
+    fingerprint: async () => fingerprintOf(file, store, kind === 'encrypted'),
+  })
   const found = await probe.findPreviousUploads().catch(() => [])
   // The newest one: older entries are uploads that were replaced.
   const previous = found.sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime))[0]
@@ -70,8 +89,8 @@ export interface ResumableOptions {
   signal: AbortSignal
   /**
    * An end-to-end encrypted upload: the file's aes128gcm body instead of the file, under a name
-   * that says nothing. Its key lives in this page only, so it is not kept for resuming after a
-   * reload; a dropped connection is still resumed (the source makes the same bytes again).
+   * that says nothing. Resumed as any upload (the source makes the same bytes again from the
+   * same key and salt, which crypto/send.ts keeps beside the proof until the upload is done).
    */
   encrypted?: {
     source: {
@@ -107,8 +126,8 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
         store,
         endpoint,
       },
-      fingerprint: async () => fingerprintOf(file, store),
-      storeFingerprintForResuming: !o.encrypted,
+      fingerprint: async () => fingerprintOf(file, store, !!o.encrypted),
+      storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,
       // A dropped connection: retried, each time from the offset the server has.
       retryDelays: [0, 1000, 3000, 5000, 10_000, 20_000, 30_000],

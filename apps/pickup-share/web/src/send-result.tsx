@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'preact/hooks'
-import type { ComponentType, RefObject } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import type { ComponentType } from 'preact'
 import { formatDate, t } from './i18n.ts'
 import { CopyButton } from './ui.tsx'
 
@@ -23,14 +23,13 @@ export interface Result {
   encrypted?: 'link' | 'passphrase' | undefined
 }
 
-export function ResultView(props: {
-  result: Result
-  heading: RefObject<HTMLHeadingElement | null>
-  onAgain: () => void
-}) {
+export function ResultView(props: { result: Result; onAgain: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null)
+  // The result is announced: the focus moves to its heading.
+  useEffect(() => heading.current?.focus(), [])
   return (
     <section class="card result" aria-labelledby="result-title">
-      <h1 id="result-title" ref={props.heading} tabIndex={-1}>
+      <h1 id="result-title" ref={heading} tabIndex={-1}>
         {t('send.resultTitle')}
       </h1>
       <div class="result-grid">

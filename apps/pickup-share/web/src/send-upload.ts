@@ -29,6 +29,10 @@ export interface SealedFile {
   }
   /** The name the server gets: a placeholder (the real one is sealed in the share's names). */
   name: string
+  /** Its key and salt are those of an unfinished upload of the file: it may go on. */
+  resumes: boolean
+  /** Keeps (or forgets) what resuming the upload at this pathname needs. */
+  keep: (pathname: string, begun: boolean) => void
 }
 
 export async function uploadOne(o: {
@@ -52,29 +56,36 @@ export async function uploadOne(o: {
   let proof = ''
   let sentTo = store
   const { findResumable, forgetResumable, sendResumable } = await resumable()
-  // An encrypted upload's key lives in this page only: nothing of a previous visit can go on.
-  const resumed = sealed ? null : await findResumable(file, store)
+  // An encrypted upload goes on only with the key and salt it began with (crypto/send.ts).
+  const resumed = sealed
+    ? sealed.resumes
+      ? await findResumable(file, store, 'encrypted')
+      : null
+    : await findResumable(file, store)
   if (resumed) {
     try {
       pathname = await sendResumable({
         file,
         store,
         start: { resume: resumed },
-        onProgress,
+        onProgress: progress,
         signal: o.signal,
+        ...(sealed ? { encrypted: { source: sealed.source, name } } : {}),
       })
       proof = resumed.proof
     } catch (err) {
       if (err instanceof ApiFailure && err.code === 'aborted') throw err
       // Expired or gone: start again with a new permission.
       await forgetResumable(resumed)
+      sealed?.keep(resumed.pathname, false)
     }
   }
   if (pathname === null) {
     const grant = await requestUpload({ store, name, size, type, ...o.extra })
     sentTo = grant.store
     proof = grant.proof
-    if (grant.tus)
+    if (grant.tus) {
+      sealed?.keep(grant.pathname, true)
       pathname = await sendResumable({
         file,
         store,
@@ -83,12 +94,13 @@ export async function uploadOne(o: {
         signal: o.signal,
         ...(sealed ? { encrypted: { source: sealed.source, name } } : {}),
       })
-    else {
+    } else {
       // No tus (a git repository): one PUT of the whole body.
       const body = sealed ? new File([await sealed.source.blob()], name, { type }) : file
       await uploadWithProgress(grant, body, progress, o.signal)
       pathname = grant.pathname
     }
   }
+  sealed?.keep(pathname, false)
   return { name, size, type, pathname, store: sentTo, proof }
 }

@@ -8,7 +8,15 @@ import {
   siteInfo,
   type StoreKind,
 } from './api.ts'
-import { E2E_OFF, type E2eChoice, e2eIssue, EncryptionFields, sentSize } from './e2e-send.tsx'
+import {
+  cryptoSend,
+  E2E_OFF,
+  type E2eChoice,
+  e2eIssue,
+  EncryptionFields,
+  sentSize,
+  shareKeyFor,
+} from './e2e-send.tsx'
 import { formatBytes, t } from './i18n.ts'
 import {
   NumberField,
@@ -25,9 +33,6 @@ import { type Result, ResultView } from './send-result.tsx'
 import { resumable, type Uploaded, uploadOne } from './send-upload.ts'
 import { TextComposer, textFile, usePaste, utf8Bytes } from './text-share.tsx'
 import { Alert, describeFailure } from './ui.tsx'
-
-/** The encryption code (WebCrypto, aes128gcm) is loaded only for an encrypted share. */
-const cryptoSend = () => import('./crypto/send.ts')
 
 let nextId = 1
 const PARALLEL = 3
@@ -49,7 +54,6 @@ export function SendPage() {
   const [result, setResult] = useState<Result | null>(null)
   const [text, setText] = useState('')
   const [pasted, setPasted] = useState<number | null>(null)
-  const resultHeading = useRef<HTMLHeadingElement>(null)
   /** Set by "Cancel all": the queue stops and every running upload is aborted. */
   const cancelAll = useRef<AbortController | null>(null)
 
@@ -66,10 +70,6 @@ export function SendPage() {
       })
       .catch((err) => setLoadError(describeFailure(err)))
   }, [])
-
-  useEffect(() => {
-    if (result) resultHeading.current?.focus()
-  }, [result])
 
   // Ctrl/Cmd+V anywhere: clipboard files and images join the list, text goes to the text box.
   usePaste(
@@ -95,7 +95,7 @@ export function SendPage() {
     // Files a previous visit began to upload (reload, crash, lost connection) say they will resume.
     for (const it of added)
       void resumable()
-        .then((m) => m.findResumable(it.file, store))
+        .then((m) => m.findResumable(it.file, store, 'any'))
         .then((r) => r && update(it.id, { resumes: true }))
   }
   const update = (id: number, patch: Partial<Item>) =>
@@ -159,9 +159,8 @@ export function SendPage() {
     }
     const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
     // End to end: the share's key, made here (from the passphrase: a slow KDF), never sent.
-    const key = e2e.on
-      ? await (await cryptoSend()).shareKey(e2e.mode === 'passphrase' ? e2e.passphrase : null)
-      : null
+    const files = all.map((it) => it.file)
+    const key = e2e.on ? await shareKeyFor(e2e, files, store) : null
     const uploaded = new Map<number, Uploaded>()
     // Every attempt uploads every file again: a permission's file can join one share only.
     const queue = [...all]
@@ -281,7 +280,7 @@ export function SendPage() {
     setAuthCode('')
   }
 
-  if (result) return <ResultView result={result} heading={resultHeading} onAgain={reset} />
+  if (result) return <ResultView result={result} onAgain={reset} />
 
   return (
     <section aria-labelledby="send-title">
