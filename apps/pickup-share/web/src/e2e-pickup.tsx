@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { type Access, downloadUrl, type Manifest, type SiteInfo } from './api.ts'
+import { plainSize } from './crypto/sizes.ts'
 import type { Encryption } from './crypto/keys.ts'
 import type { OpenedShare } from './crypto/pickup.ts'
 import { preflight } from './download.ts'
@@ -99,13 +100,15 @@ export function EncryptedFiles(props: Props) {
     )
   }
 
+  // Decrypting as it downloads needs a service worker (every current browser has them).
+  if (!('serviceWorker' in navigator)) return <Alert kind="error">{t('e2e.noWorker')}</Alert>
   const rs = encryption.recordSize
   const files = share.manifest.files.map((f, i) => ({
     ...f,
     name: opened.names[i]?.name ?? f.name,
     type: opened.names[i]?.type ?? 'application/octet-stream',
     url: downloadUrl(share.access, f.path),
-    plain: Math.max(0, f.size - 21 - 17 * Math.ceil((f.size - 21) / rs)),
+    plain: Math.max(0, plainSize(f.size, rs)),
   }))
   const exhausted = share.remaining === 0
 

@@ -1,5 +1,5 @@
 import type { StoreKind } from './api.ts'
-import { cipherSize, RECORD_SIZE } from './crypto/ece.ts'
+import { cipherSize, RECORD_SIZE } from './crypto/sizes.ts'
 import { t } from './i18n.ts'
 
 /** The send page's choice of end-to-end encryption (README "End-to-end encrypted shares"). */

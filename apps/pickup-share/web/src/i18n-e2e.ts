@@ -15,7 +15,6 @@ export const e2eEn = {
     'Encrypted end to end. The key is in the link only (after #): the code alone cannot open the files.',
   'e2e.resultPassphrase':
     'Encrypted end to end with your passphrase: the receiver needs the code (or link) and the passphrase.',
-  'e2e.encrypting': 'encrypting and uploading',
 
   'e2e.pickupNote':
     'This share is encrypted end to end: this page decrypts the files in your browser. The server cannot read them; it sees only their sizes, the times and the addresses.',
@@ -47,7 +46,6 @@ export const e2eZh: Record<keyof typeof e2eEn, string> = {
   'e2e.passphraseShort': '口令至少需要 8 个字符。',
   'e2e.resultLink': '已端到端加密。密钥只在链接中（# 之后）：仅凭取件码无法打开文件。',
   'e2e.resultPassphrase': '已用你的口令端到端加密：接收人需要取件码（或链接）和口令。',
-  'e2e.encrypting': '正在加密并上传',
 
   'e2e.pickupNote':
     '此分享已端到端加密：本页面在你的浏览器中解密文件。服务器无法读取内容，只能看到大小、时间和地址。',

@@ -9,12 +9,9 @@
  * The content key and nonce base come from HKDF-SHA-256(salt, ikm) with RFC 8188's two infos.
  */
 
-export const HEADER_BYTES = 21
-export const TAG_BYTES = 16
-/** The tag and the delimiter: what each record adds to its data. */
-export const OVERHEAD = TAG_BYTES + 1
-/** The record size the pages write: 64 KiB (65,519 bytes of data a record). */
-export const RECORD_SIZE = 65_536
+import { dataPerRecord, HEADER_BYTES, OVERHEAD, RECORD_SIZE, recordCount } from './sizes.ts'
+
+export * from './sizes.ts'
 
 const enc = new TextEncoder()
 
@@ -101,21 +98,6 @@ export async function openRecord(
   while (end >= 0 && plain[end] === 0) end--
   if (end < 0 || plain[end] !== (last ? 2 : 1)) throw new Error(last ? 'truncated' : 'bad delimiter')
   return plain.subarray(0, end)
-}
-
-/** How many bytes of data a record holds. */
-export const dataPerRecord = (rs: number) => rs - OVERHEAD
-
-/** How many records a plaintext of `size` bytes takes (one at least: the empty body has one). */
-export const recordCount = (size: number, rs: number) => Math.max(1, Math.ceil(size / dataPerRecord(rs)))
-
-/** The size of the body of a plaintext of `size` bytes: known before a byte is read. */
-export const cipherSize = (size: number, rs: number) => HEADER_BYTES + size + OVERHEAD * recordCount(size, rs)
-
-/** The plaintext's size of a body of `size` bytes (no padding, as the pages write). */
-export function plainSize(size: number, rs: number): number {
-  const body = size - HEADER_BYTES
-  return body - OVERHEAD * Math.ceil(body / rs)
 }
 
 /** Encrypts a small plaintext into one body at once (the names of a share's files). */

@@ -11,6 +11,7 @@ import { zipStream } from './zip.ts'
  * with Range/If-Range from the byte it stopped at (a resume the server counts as the same
  * download). Several files: one ZIP, built here as they stream.
  */
+/** What this file uses of a service worker's global scope (the DOM library has no types for it). */
 interface WorkerScope {
   skipWaiting(): Promise<void>
   clients: { claim(): Promise<void> }
@@ -71,12 +72,26 @@ async function answer(job: Job & { port?: MessagePort }): Promise<Response> {
       return new Response('The encrypted file could not be fetched.', { status: 502 })
     }
   }
-  const watched = body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform: (chunk, c) => c.enqueue(chunk),
-      flush: () => done(true),
-    }),
-  )
+  // The page hears how it ended: all written, or broken off (a failed tag, a lost file).
+  const reader = body.getReader()
+  const watched = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { value, done: end } = await reader.read()
+        if (end) {
+          controller.close()
+          done(true)
+        } else controller.enqueue(value)
+      } catch (err) {
+        done(false, String(err))
+        controller.error(err)
+      }
+    },
+    cancel(reason) {
+      done(false, 'cancelled')
+      return reader.cancel(reason)
+    },
+  })
   const name = job.zip ?? job.files[0]!.name
   return new Response(watched, {
     headers: {
