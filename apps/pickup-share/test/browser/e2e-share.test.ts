@@ -26,6 +26,7 @@ import {
   describeBrowser,
   ensureWebBuilt,
   haveChromium,
+  SCREENSHOT_DIR,
 } from './support.ts'
 const ece = require('http_ece') as {
   decrypt(buffer: Buffer, params: { version: string; key: string }): Buffer
@@ -199,6 +200,10 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     await sender.page.getByTestId('e2e-on').check()
     await sender.page.getByTestId('e2e-mode-passphrase').check()
     await sender.page.getByTestId('e2e-passphrase').fill('horse battery 47 staple')
+    await sender.page.screenshot({
+      path: path.join(SCREENSHOT_DIR, 'send-encrypted-1280-light.png'),
+      fullPage: true,
+    })
     await sender.page.getByTestId('send-submit').click()
     await sender.page.getByTestId('pickup-code').waitFor({ timeout: 60_000 })
     const code = (await sender.page.getByTestId('pickup-code').textContent())!.trim()
@@ -219,6 +224,10 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     await field.fill('horse battery 47 staple')
     await page.getByTestId('e2e-decrypt').click()
     await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+    await page.screenshot({
+      path: path.join(SCREENSHOT_DIR, 'pickup-encrypted-1280-light.png'),
+      fullPage: true,
+    })
     const first = await download(page, () => page.getByTestId('download').first().click())
     expect(first.name).toBe('report.pdf')
     expect(sha(first.data)).toBe(sha(one.data))

@@ -27,6 +27,9 @@ export const e2eEn = {
   'e2e.deriving': 'Deriving the key…',
   'e2e.downloadAll': 'Download all, decrypted (.zip)',
   'e2e.zipCounts': 'The .zip is made in your browser from each file: it counts one download per file.',
+  'e2e.countRule': 'Each file you download counts as one download, also when it comes inside the .zip.',
+  'e2e.sendCountRule':
+    'Each file downloaded counts as one download. Encrypted, the receiver’s .zip is made in their browser from each file, so it counts one download per file.',
   'e2e.noWorker':
     'This browser cannot decrypt a download as it streams (no service workers): use a current browser.',
   'e2e.failed': 'Decrypting {name} failed: {reason}',
@@ -57,6 +60,9 @@ export const e2eZh: Record<keyof typeof e2eEn, string> = {
   'e2e.deriving': '正在生成密钥…',
   'e2e.downloadAll': '全部下载（已解密，.zip）',
   'e2e.zipCounts': '此 .zip 在你的浏览器中由各个文件生成：每个文件各计一次下载。',
+  'e2e.countRule': '每下载一个文件计为一次下载，放在 .zip 中下载也一样。',
+  'e2e.sendCountRule':
+    '每下载一个文件计为一次下载。加密后，接收人的 .zip 在其浏览器中由各个文件生成，因此每个文件各计一次下载。',
   'e2e.noWorker': '此浏览器无法边下载边解密（不支持 Service Worker）：请使用较新的浏览器。',
   'e2e.failed': '解密 {name} 失败：{reason}',
   'e2e.badge': '已加密',

@@ -265,7 +265,7 @@ export function PickupPage() {
           </Alert>
         )}
         <p class="muted small" id="count-rule" data-testid="count-rule">
-          {t('pickup.countRule')}
+          {t(share.encryption ? 'e2e.countRule' : 'pickup.countRule')}
         </p>
         {share.encryption ? (
           <EncryptedFiles

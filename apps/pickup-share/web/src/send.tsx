@@ -366,7 +366,7 @@ export function SendPage() {
           </Alert>
         )}
         <p class="muted small" data-testid="send-count-rule">
-          {t('send.countRule')}
+          {t(e2e.on ? 'e2e.sendCountRule' : 'send.countRule')}
         </p>
         <div class="actions">
           <button type="submit" disabled={busy} data-testid="send-submit">
