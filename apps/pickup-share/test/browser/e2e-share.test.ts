@@ -51,6 +51,7 @@ let browser: Browser
 let tmp: string
 const pageErrors: string[] = []
 const urls: string[] = []
+const bodies: string[] = []
 
 beforeAll(async () => {
   if (!haveChromium) return
@@ -72,7 +73,11 @@ afterAll(async () => {
 async function newPage(baseURL = h.url, locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ baseURL, locale, acceptDownloads: true })
   const page = await context.newPage()
-  page.on('request', (req) => urls.push(req.url()))
+  page.on('request', (req) => {
+    urls.push(req.url())
+    // Every body the pages send but the uploads' own (ciphertext, checked where it is stored).
+    if (req.method() !== 'PATCH' && req.method() !== 'PUT') bodies.push(req.postData() ?? '')
+  })
   page.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`))
   page.on('console', (msg) => {
     if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) pageErrors.push(msg.text())
@@ -187,6 +192,9 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     expect(logged.includes('holiday')).toBe(false)
     // The key never left the browsers: no request carried it.
     expect(urls.some((u) => u.includes(key))).toBe(false)
+    // The bodies were seen (the placeholder names went to /api/upload), and none had a secret.
+    expect(bodies.some((b) => b.includes('"name":"encrypted-1.bin"'))).toBe(true)
+    expect(bodies.some((b) => b.includes(key) || b.includes(MARKER) || b.includes('holiday'))).toBe(false)
     expect(pageErrors).toEqual([])
     await receiver.context.close()
   })
