@@ -79,12 +79,3 @@ export async function openNames(ikm: Uint8Array<ArrayBuffer>, e: Encryption): Pr
 
 /** The link of an encrypted share: the token, then the key, both in the fragment only. */
 export const linkWithKey = (link: string, key: Uint8Array) => `${link}&k=${toBase64url(key)}`
-
-/** The token and the key (if any) of a pickup link's fragment (`#<token>&k=<key>`). */
-export function parseFragment(hash: string): { token: string; key: Uint8Array<ArrayBuffer> | null } {
-  const [token = '', ...rest] = hash.replace(/^#/, '').split('&')
-  const k = new URLSearchParams(rest.join('&')).get('k')
-  let key: Uint8Array<ArrayBuffer> | null = null
-  if (k && /^[A-Za-z0-9_-]{22}$/.test(k)) key = fromBase64url(k)
-  return { token, key }
-}

@@ -64,5 +64,3 @@ export async function decryptText(key: Uint8Array<ArrayBuffer>, url: string): Pr
   const plain = await new Response(res.body.pipeThrough(decryptStream(key))).arrayBuffer()
   return new TextDecoder().decode(plain)
 }
-
-export { plainSize }

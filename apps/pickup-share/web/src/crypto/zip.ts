@@ -16,7 +16,7 @@ const CRC_TABLE = (() => {
   return t
 })()
 
-export function crc32(crc: number, bytes: Uint8Array): number {
+function crc32(crc: number, bytes: Uint8Array): number {
   let c = ~crc >>> 0
   for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8)
   return ~c >>> 0
