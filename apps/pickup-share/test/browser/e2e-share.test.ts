@@ -340,6 +340,9 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
       expect(gets[1]).toMatch(/\r\nif-range: "[\w-]{27}"\r\n/i)
       // One download: used up for everyone.
       expect((await api(h, 'POST', '/api/take', { code: shared.body.code })).status).toBe(410)
+      // The page says so: no Download button left, the file marked used up.
+      await until(async () => (await page.getByTestId('remaining').textContent())!.trim(), '0')
+      await expect(page.getByTestId('download').count()).resolves.toBe(0)
     } finally {
       await context.close()
       await proxy.close()

@@ -121,7 +121,9 @@ export function EncryptedFiles(props: Props) {
     if (starting) return
     setStarting(key)
     try {
-      await preflight(files[0]!.url, share.access, share.password)
+      // The file's own HEAD (nothing spent); for the ZIP, every file's.
+      for (const f of key === '*all' ? files : files.filter((x) => x.path === key))
+        await preflight(f.url, share.access, share.password)
       const started = await run()
       if (!started) throw new Error('archive over 4 GiB')
       void started.ended.then((r) => !r.ok && props.onFailed(new Error(r.error ?? 'failed'), name))
@@ -178,7 +180,9 @@ export function EncryptedFiles(props: Props) {
               <div class="file-row">
                 <span class="file-name">{f.name}</span>
                 <span class="muted small">{formatBytes(f.plain)}</span>
-                {!exhausted && (
+                {exhausted ? (
+                  <span class="muted small">{t('pickup.exhausted')}</span>
+                ) : (
                   <button
                     type="button"
                     disabled={starting !== null}
