@@ -35,6 +35,7 @@ import {
   ensureWebBuilt,
   haveChromium,
   SCREENSHOT_DIR,
+  tinyPdf,
 } from './support.ts'
 const ece = require('http_ece') as {
   decrypt(buffer: Buffer, params: { version: string; key: string }): Buffer
@@ -268,7 +269,7 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     await expect(row.textContent()).resolves.not.toContain('report')
     await adminPage.context.close()
   })
-  it('when the receiver of an encrypted share with a password shows its text and image, then they are decrypted in the browser (text as text, the image in a sandboxed frame), and the page passes axe in English and Chinese', async () => {
+  it('when the receiver of an encrypted share with a password shows its text, image and PDF, then they are decrypted in the browser (text as text, the image and the PDF viewer in a sandboxed frame), and the page passes axe in English and Chinese', async () => {
     const png = await pngBytes()
     const note = `${MARKER} <b>not markup</b> 你好`
     const sender = await newPage()
@@ -276,6 +277,7 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     await sender.page.getByTestId('file-input').setInputFiles([
       { name: 'dot.png', mimeType: 'image/png', buffer: png },
       { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from(note) },
+      { name: 'doc.pdf', mimeType: 'application/pdf', buffer: tinyPdf() },
     ])
     await sender.page.getByTestId('e2e-on').check()
     // A password too: the server asks for it before the page can decrypt anything.
@@ -294,7 +296,7 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
     for (const v of await axeSerious(page)) throw new Error(v)
     const shows = page.getByTestId('e2e-show')
-    await expect(shows.count()).resolves.toBe(2)
+    await expect(shows.count()).resolves.toBe(3)
     await page.getByRole('button', { name: 'Show note.txt (counts as your download of it)' }).click()
     const text = page.getByTestId('e2e-preview-text')
     await text.waitFor({ timeout: 30_000 })
@@ -305,7 +307,17 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     const imgWidth = () =>
       frame.locator('img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)
     await until(imgWidth, 32)
-    await until(async () => (await page.getByTestId('remaining').textContent())!.trim(), '8')
+    // Chromium's PDF viewer (an extension frame) opens inside the worker's sandboxed frame.
+    await page.getByRole('button', { name: 'Show doc.pdf (counts as your download of it)' }).click()
+    const viewer = () =>
+      page
+        .frames()
+        .some(
+          (f) => f.url().startsWith('chrome-extension://') && !!f.parentFrame()?.url().includes('/e2e-dl/'),
+        )
+    for (let i = 0; i < 50 && !viewer(); i++) await page.waitForTimeout(200)
+    expect(viewer()).toBe(true)
+    await until(async () => (await page.getByTestId('remaining').textContent())!.trim(), '7')
     expect(pageErrors).toEqual([])
     await context.close()
 
