@@ -5,6 +5,7 @@ import type { ShareEnd, ShareRecord, SharesPort } from './ports.ts'
 import type { SettingsService, TSettings } from './settings.ts'
 import { endedError, endedOrNotFound, shareNotFound, unlockShare } from './share-access.ts'
 import type { AccessGrant, SharePasswords, ShareUnlock } from './share-passwords.ts'
+import type { ShareEncryption } from './share-encryption.ts'
 
 export interface Manifest {
   code: string
@@ -18,6 +19,7 @@ export interface TakeAnswer {
   manifest: Manifest
   remaining: number | null
   access?: AccessGrant
+  encryption?: ShareEncryption
 }
 
 export interface PickupDeps {
@@ -89,6 +91,7 @@ export class Pickup {
   private takeAnswerOf(share: ShareRecord): TakeAnswer {
     const answer: TakeAnswer = takeAnswer(share)
     if (share.passwordHash !== null) answer.access = this.d.passwords.grantFor(share)
+    if (share.encryption) answer.encryption = share.encryption
     return answer
   }
 

@@ -4,6 +4,7 @@
  * them. src/store implements them over Prisma; app.ts hands each use case the ones it needs. The
  * storage driver port (what the blob, bucket and repo drivers do with the bytes) is in storage.ts.
  */
+import type { ShareEncryption } from './share-encryption.ts'
 
 // ── Shares: creating one, taking it, downloading it, the admin's list and deletion ─────────────
 
@@ -24,6 +25,8 @@ export interface ShareRecord {
   limitSize: boolean
   /** scrypt hash of the share's password (never leaves the domain); null: not protected. */
   passwordHash: string | null
+  /** End-to-end encrypted in the sender's browser (never the key); null: not encrypted. */
+  encryption: ShareEncryption | null
   createdAt: Date
   expiresAt: Date
   exhaustedAt: Date | null
@@ -39,6 +42,7 @@ export interface NewShare {
   limitSize: boolean
   /** scrypt hash of the password the sender set, or null. */
   passwordHash: string | null
+  encryption: ShareEncryption | null
   createdAt: Date
   expiresAt: Date
   files: Array<ShareFileRecord & { issuedUploadId: string }>

@@ -7,6 +7,7 @@ import type { DownloadGate } from './download-gate.ts'
 import type { IssuedUploadsPort, ShareRecord, SharesPort } from './ports.ts'
 import type { SettingsService } from './settings.ts'
 import type { SharePasswords } from './share-passwords.ts'
+import { checkEceHeader, type ShareEncryption } from './share-encryption.ts'
 import type { StorageDriver, StorageRegistry, StoreKind } from './storage.ts'
 import type { StorageInstances } from './storage-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
@@ -33,6 +34,8 @@ export interface ShareRequest {
   authCode?: string | undefined
   /** The receiver must know it (take and every download); kept as a scrypt hash only. */
   password?: string | undefined
+  /** Encrypted in the sender's browser: what a receiver needs beside the key (never the key). */
+  encryption?: ShareEncryption | undefined
 }
 
 export interface ShareCreationDeps {
@@ -139,6 +142,7 @@ export class ShareCreation {
           'size_mismatch',
           `body.files.${i}.size: declared ${f.size}, uploaded ${info.size} bytes`,
         )
+      if (req.encryption) await checkEceHeader(driver, f.pathname, req.encryption.recordSize, i)
       files.push({
         ...f,
         store: driver.kind,
@@ -162,6 +166,7 @@ export class ShareCreation {
         maxDownloads,
         limitSize: req.limitSize ?? false,
         passwordHash,
+        encryption: req.encryption ?? null,
         createdAt: now,
         expiresAt,
         files,

@@ -275,6 +275,8 @@ export function registerAdmin(app: Express, s: Services): void {
         limitSize: sh.limitSize,
         // Whether a password protects it: never the password or its hash.
         protected: sh.passwordHash !== null,
+        // Encrypted end to end in the sender's browser: the names below are placeholders.
+        encrypted: sh.encryption !== null,
         totalBytes: sh.totalBytes,
         files: sh.files.map((f) => ({
           name: f.name,

@@ -5,6 +5,7 @@ import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
 import { clientKey, type Services } from './services.ts'
+import { checkEncryptedSizes, ZShareEncryption } from './share-encryption.ts'
 import { ZStoreKind } from './upload.ts'
 
 export const ZPickupCode = z.string().regex(/^\d{6,12}$/, 'must be 6 to 12 digits')
@@ -62,8 +63,11 @@ export const ZCreateShare = z
     authCode: z.string().max(200).optional(),
     /** Protects the share: take and every download then need it (README "Password-protected shares"). */
     password: ZSharePassword.optional(),
+    /** Encrypted in the browser (README "End-to-end encrypted shares"): the files are aes128gcm bodies. */
+    encryption: ZShareEncryption.optional(),
   })
   .strict()
+  .superRefine(checkEncryptedSizes)
 export type TCreateShare = z.infer<typeof ZCreateShare>
 
 export const ZTake = z
@@ -82,6 +86,8 @@ export const ZTakeResponse = z.object({
   remaining: z.number().int().nullable(),
   /** Only for a protected share: the grant its downloads carry as `access` instead of the password. */
   access: z.object({ grant: z.string(), expiresAt: z.string() }).optional(),
+  /** Only for an end-to-end encrypted share: how to decrypt it with the key the server never sees. */
+  encryption: ZShareEncryption.optional(),
 })
 export const ZCreateShareResponse = z.object({
   code: z.string(),
@@ -203,7 +209,7 @@ export function registerShare(app: Express, s: Services): void {
   app.post('/api/take', validate(takeSchemas), async (req, res) => {
     const { body } = inputOf(takeSchemas, req)
     const unlock = { password: body.password ?? passwordOf(req) }
-    const { manifest, remaining, access } =
+    const { manifest, remaining, access, encryption } =
       body.token !== undefined
         ? await s.pickup.takeByLink(body.token, clientKey(req, s), unlock)
         : await s.pickup.take(body.code!, clientKey(req, s), unlock)
@@ -216,6 +222,7 @@ export function registerShare(app: Express, s: Services): void {
       remaining,
       // A share without a password answers exactly as before (no `access` key at all).
       ...(access ? { access: { grant: access.grant, expiresAt: access.expiresAt.toISOString() } } : {}),
+      ...(encryption ? { encryption } : {}),
     })
   })
 }

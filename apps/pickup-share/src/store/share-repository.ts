@@ -12,6 +12,7 @@ import type {
   TransferPayment,
 } from '../domain/ports.ts'
 import type { Db } from './db.ts'
+import type { ShareEncryption } from '../domain/share-encryption.ts'
 
 const shareInclude = { files: { orderBy: { position: 'asc' } } } as const
 
@@ -25,6 +26,7 @@ function toShare(row: ShareRow): ShareRecord {
     remaining: row.remaining,
     limitSize: row.limitSize,
     passwordHash: row.passwordHash,
+    encryption: row.encryption as ShareEncryption | null,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
     exhaustedAt: row.exhaustedAt,
@@ -103,6 +105,8 @@ export class ShareRepository implements SharesPort, DownloadCountPort {
               remaining: s.maxDownloads,
               limitSize: s.limitSize,
               passwordHash: s.passwordHash,
+              encryption:
+                s.encryption === null ? Prisma.DbNull : (s.encryption as unknown as Prisma.InputJsonObject),
               authCodeId,
               createdAt: s.createdAt,
               expiresAt: s.expiresAt,

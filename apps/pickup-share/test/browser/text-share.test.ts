@@ -10,6 +10,7 @@ import {
   ensureWebBuilt,
   haveChromium,
   SCREENSHOT_DIR,
+  tinyPdf,
 } from './support.ts'
 
 // Issue 25: paste to send (text, images, files), text shares, and previews on the pickup page,
@@ -74,29 +75,6 @@ async function pasteText(page: Page, text: string) {
   await page.evaluate((t) => (globalThis as any).navigator.clipboard.writeText(t), text)
   await page.getByRole('heading', { level: 1 }).click()
   await page.keyboard.press('Control+V')
-}
-
-/** A small valid PDF with one line of text. */
-function tinyPdf(): Buffer {
-  const stream = 'BT /F1 24 Tf 20 60 Td (Hello PDF) Tj ET'
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ]
-  let out = '%PDF-1.4\n'
-  const offsets: number[] = []
-  objects.forEach((o, i) => {
-    offsets.push(out.length)
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`
-  })
-  const xref = out.length
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
-  out += offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
-  return Buffer.from(out, 'latin1')
 }
 
 /** A one-second WebM recorded by Chromium's MediaRecorder from a canvas, in the page. */

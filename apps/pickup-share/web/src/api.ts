@@ -1,4 +1,5 @@
 /** The pickup-share API as the pages use it. Errors come back as ApiFailure with the envelope's code. */
+import type { Encryption } from './crypto/keys.ts'
 
 export class ApiFailure extends Error {
   constructor(
@@ -121,6 +122,8 @@ export const createShare = (input: {
   authCode?: string
   /** Protects the share: the receiver needs it too (README "Password-protected shares"). */
   password?: string
+  /** Encrypted in this browser (README "End-to-end encrypted shares"): never the key. */
+  encryption?: Encryption
 }) => request<{ code: string; token: string; link: string }>('POST', '/api/share', input)
 
 /** The bounds the server puts on a share's password (POST /api/share). */
@@ -148,6 +151,8 @@ export interface TakeAnswer {
   remaining: number | null
   /** Only for a protected share: the grant its downloads carry. */
   access?: { grant: string; expiresAt: string }
+  /** Only for an end-to-end encrypted share: how to decrypt it (the key is never here). */
+  encryption?: Encryption
 }
 
 /** take by code or token; a protected share's password goes in the JSON body, never the URL. */
@@ -251,6 +256,8 @@ export interface AdminShare {
   limitSize: boolean
   /** A password protects it (the admin never sees the password). */
   protected: boolean
+  /** Encrypted end to end in the sender's browser (its file names are placeholders). */
+  encrypted?: boolean
   totalBytes: number
   files: Array<{ name: string; size: number; type: string; path: string; store: string }>
 }

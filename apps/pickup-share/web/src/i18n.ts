@@ -1,4 +1,5 @@
 import { adminEn, adminZh } from './admin/strings.ts'
+import { e2eEn, e2eZh } from './i18n-e2e.ts'
 import { passwordEn, passwordZh } from './i18n-password.ts'
 import { textShareEn, textShareZh } from './i18n-text.ts'
 
@@ -13,6 +14,7 @@ export const LANGS: Array<{ id: Lang; label: string }> = [
 const en = {
   ...textShareEn,
   ...passwordEn,
+  ...e2eEn,
   'app.name': 'Pickup Share',
   'nav.send': 'Send',
   'nav.pickup': 'Pick up',
@@ -282,6 +284,7 @@ export type Key = keyof typeof en
 const zh: Record<Key, string> = {
   ...textShareZh,
   ...passwordZh,
+  ...e2eZh,
   'app.name': '取件分享',
   'nav.send': '发送',
   'nav.pickup': '取件',

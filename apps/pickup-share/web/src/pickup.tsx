@@ -2,7 +2,6 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import {
   type Access,
   ApiFailure,
-  downloadUrl,
   LINK_TOKEN,
   type Manifest,
   type SiteInfo,
@@ -10,21 +9,21 @@ import {
   take,
   type TakeAnswer,
 } from './api.ts'
-import { downloadAllUrl, handOff, preflight } from './download.ts'
-import { formatBytes, formatDate, formatWait, t } from './i18n.ts'
-import { FilePreview, previewKind } from './preview.tsx'
-import { Alert, describeFailure } from './ui.tsx'
+import { handOff, preflight } from './download.ts'
+import { formatDate, formatWait, t } from './i18n.ts'
+import { Alert } from './ui.tsx'
+import { EncryptedFiles, PasswordFields, PlainFiles } from './pickup-files.tsx'
+import type { Encryption } from './crypto/keys.ts'
+import { type Problem, problemOf } from './pickup-problems.ts'
 
-type Problem = {
-  kind: 'format' | 'notFound' | 'rateLimited' | 'exhausted' | 'expired' | 'other'
-  text: string
-}
 /** How long after handing a download to the browser the page asks for the new count. */
 const REFRESH_AFTER_MS = 1000
 
 export function PickupPage() {
   // A pickup link carries its token in the fragment (/pickup#<token>); older links a code (?code=).
-  const linkToken = location.hash.slice(1)
+  // An encrypted share's link also carries its key (`#<token>&k=<key>`): it stays in this page.
+  const [linkToken = '', ...fragment] = location.hash.slice(1).split('&')
+  const linkKey = new URLSearchParams(fragment.join('&')).get('k')
   const initialToken = LINK_TOKEN.test(linkToken) ? linkToken : null
   const initial = initialToken ? '' : (new URLSearchParams(location.search).get('code') ?? '')
   const [codeLength, setCodeLength] = useState<number | null>(null)
@@ -40,6 +39,8 @@ export function PickupPage() {
     access: Access
     /** A protected share's password, in this page's memory only: take needs it to count again. */
     password?: string
+    /** Encrypted end to end: decrypted in this page (README "End-to-end encrypted shares"). */
+    encryption?: Encryption
   } | null>(null)
   const heading = useRef<HTMLHeadingElement>(null)
   const codeInput = useRef<HTMLInputElement>(null)
@@ -68,7 +69,7 @@ export function PickupPage() {
   useEffect(() => {
     // Another link pasted into the address bar while the page is open changes only the fragment.
     const onHashChange = () => {
-      const token = location.hash.slice(1)
+      const token = location.hash.slice(1).split('&')[0] ?? ''
       if (LINK_TOKEN.test(token)) void openLink(token)
     }
     addEventListener('hashchange', onHashChange)
@@ -91,6 +92,7 @@ export function PickupPage() {
       remaining: answer.remaining,
       access: answer.access ? { ...access, access: answer.access.grant } : access,
       ...(answer.access && pw !== undefined ? { password: pw } : {}),
+      ...(answer.encryption ? { encryption: answer.encryption } : {}),
     })
     setLocked(null)
     setPassword('')
@@ -237,10 +239,6 @@ export function PickupPage() {
   }
 
   if (share) {
-    const exhausted = share.remaining === 0
-    const previews = share.manifest.files.filter((f) => previewKind(f, site) !== null).length
-    // Shown at once when every preview can be paid for; otherwise each behind a Show button.
-    const autoPreview = share.remaining === null || share.remaining >= previews
     return (
       <section aria-labelledby="share-title">
         <h1 id="share-title" ref={heading} tabIndex={-1}>
@@ -267,74 +265,35 @@ export function PickupPage() {
           </Alert>
         )}
         <p class="muted small" id="count-rule" data-testid="count-rule">
-          {t('pickup.countRule')}
+          {t(share.encryption ? 'e2e.countRule' : 'pickup.countRule')}
         </p>
-        {!exhausted && share.manifest.files.length > 1 && (
-          <p>
-            <a
-              class="button"
-              href={downloadAllUrl(share.access)}
-              download={`pickup-${share.manifest.code}.zip`}
-              aria-describedby="count-rule"
-              aria-disabled={starting !== null ? true : undefined}
-              aria-busy={starting === '*all' ? true : undefined}
-              onClick={(e) => {
-                e.preventDefault()
-                void download('*all', downloadAllUrl(share.access), `pickup-${share.manifest.code}.zip`)
-              }}
-              data-testid="download-all"
-            >
-              {t('pickup.downloadAll')}
-            </a>
-          </p>
+        {share.encryption ? (
+          <EncryptedFiles
+            share={share}
+            encryption={share.encryption}
+            linkKey={linkKey}
+            site={site}
+            onCounted={(path, byDownload) => {
+              count(path, byDownload)
+              setTimeout(() => void refresh(), REFRESH_AFTER_MS)
+            }}
+            onFailed={(err, name) => {
+              const p = problemOf(err, length, 'token' in share.access)
+              setProblem(
+                p.kind === 'other' ? { kind: 'other', text: t('e2e.failed', { name, reason: p.text }) } : p,
+              )
+            }}
+          />
+        ) : (
+          <PlainFiles
+            share={share}
+            site={site}
+            counted={counted}
+            starting={starting}
+            onDownload={(key, url, name) => void download(key, url, name)}
+            onShown={(path) => count(path, false)}
+          />
         )}
-        <h2>{t('pickup.files')}</h2>
-        {previews > 0 && share.remaining !== null && (
-          <p class="muted small" data-testid="preview-note">
-            {t('preview.note')}
-          </p>
-        )}
-        <ul class="files card" data-testid="manifest">
-          {share.manifest.files.map((f) => {
-            const kind = previewKind(f, site)
-            return (
-              <li key={f.path}>
-                <div class="file-row">
-                  <span class="file-name">{f.name}</span>
-                  <span class="muted small">{formatBytes(f.size)}</span>
-                  {exhausted && counted.get(f.path) !== 'shown' ? (
-                    <span class="muted small">{t('pickup.exhausted')}</span>
-                  ) : (
-                    <a
-                      class="button"
-                      href={downloadUrl(share.access, f.path)}
-                      download={f.name}
-                      aria-label={t('pickup.downloadName', { name: f.name })}
-                      aria-disabled={starting !== null ? true : undefined}
-                      aria-busy={starting === f.path ? true : undefined}
-                      onClick={(e) => {
-                        e.preventDefault()
-                        void download(f.path, downloadUrl(share.access, f.path), f.name)
-                      }}
-                      data-testid="download"
-                    >
-                      {t('pickup.download')}
-                    </a>
-                  )}
-                </div>
-                {kind && (!exhausted || counted.has(f.path)) && (
-                  <FilePreview
-                    access={share.access}
-                    file={f}
-                    kind={kind}
-                    auto={autoPreview || counted.has(f.path)}
-                    onCounted={(path) => count(path, false)}
-                  />
-                )}
-              </li>
-            )
-          })}
-        </ul>
         <p>
           <a
             href="/pickup"
@@ -403,62 +362,15 @@ export function PickupPage() {
           </p>
         )}
         {locked && (
-          <>
-            <div class="field" style={{ marginTop: '16px' }}>
-              <label for="share-password">{t('pickup.password')}</label>
-              <input
-                ref={passwordInput}
-                id="share-password"
-                type="password"
-                autoComplete="current-password"
-                maxLength={1024}
-                value={password}
-                aria-describedby={`password-hint${passwordProblem ? ' password-problem' : ''}`}
-                aria-invalid={passwordProblem ? true : undefined}
-                onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
-                data-testid="password-input"
-              />
-              <span id="password-hint" class="muted small">
-                {t('pickup.passwordHint')}
-              </span>
-              {passwordProblem && (
-                <p id="password-problem" class="alert error" role="alert" data-testid="password-problem">
-                  {passwordProblem}
-                </p>
-              )}
-            </div>
-            <div class="actions">
-              <button type="submit" disabled={busy} data-testid="unlock">
-                {busy ? t('pickup.checking') : t('pickup.unlock')}
-              </button>
-            </div>
-          </>
+          <PasswordFields
+            inputRef={passwordInput}
+            value={password}
+            onInput={setPassword}
+            problem={passwordProblem}
+            busy={busy}
+          />
         )}
       </form>
     </section>
   )
-}
-
-function problemOf(err: unknown, length: number, byLink = false): Problem {
-  if (err instanceof ApiFailure) {
-    if (err.code === 'share_not_found')
-      return { kind: 'notFound', text: t(byLink ? 'pickup.linkNotFound' : 'pickup.notFound') }
-    // Used up and expired are not wrong codes: they say so (and spend no guessing budget).
-    if (err.code === 'share_used_up') return { kind: 'exhausted', text: t('pickup.usedUp') }
-    if (err.code === 'share_expired')
-      return {
-        kind: 'expired',
-        text: t('pickup.expired', { date: formatDate(String(err.details.expiresAt ?? '')) }),
-      }
-    if (err.code === 'rate_limit_exceeded')
-      return {
-        kind: 'rateLimited',
-        // The global throttle is everyone's, not this network's doing.
-        text: t(err.details.reason === 'throttle' ? 'pickup.throttled' : 'pickup.rateLimited', {
-          wait: formatWait(err.retryAfter ?? 60),
-        }),
-      }
-    if (err.code === 'bad_request') return { kind: 'format', text: t('pickup.badFormat', { length }) }
-  }
-  return { kind: 'other', text: describeFailure(err) }
 }

@@ -37,12 +37,31 @@ function keepProof(pathname: string, proof: string | null): void {
   }
 }
 
-const fingerprintOf = (file: File, store: StoreKind) =>
-  ['pickup-share', store, file.name, file.type, file.size, file.lastModified].join(':')
+/** An encrypted upload of a file is another upload than its plain one: its own fingerprint. */
+const fingerprintOf = (file: File, store: StoreKind, encrypted = false) =>
+  [
+    'pickup-share',
+    store,
+    file.name,
+    file.type,
+    file.size,
+    file.lastModified,
+    ...(encrypted ? ['e2e'] : []),
+  ].join(':')
 
-/** An upload of this file to this store that a previous visit began (and did not finish). */
-export async function findResumable(file: File, store: StoreKind): Promise<Resumed | null> {
-  const probe = new Upload(file, { fingerprint: async () => fingerprintOf(file, store) })
+/**
+ * An upload of this file to this store that a previous visit began (and did not finish): a plain
+ * one, an encrypted one (crypto/send.ts finds its key and salt), or either (the "resumes" note).
+ */
+export async function findResumable(
+  file: File,
+  store: StoreKind,
+  kind: 'plain' | 'encrypted' | 'any' = 'plain',
+): Promise<Resumed | null> {
+  if (kind === 'any') return (await findResumable(file, store)) ?? findResumable(file, store, 'encrypted')
+  const probe = new Upload(file, {
+    fingerprint: async () => fingerprintOf(file, store, kind === 'encrypted'),
+  })
   const found = await probe.findPreviousUploads().catch(() => [])
   // The newest one: older entries are uploads that were replaced.
   const previous = found.sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime))[0]
@@ -68,7 +87,23 @@ export interface ResumableOptions {
   onProgress: (sent: number, total: number) => void
   /** Aborting it cancels the upload: the server removes what arrived and frees its room. */
   signal: AbortSignal
+  /**
+   * An end-to-end encrypted upload: the file's aes128gcm body instead of the file, under a name
+   * that says nothing. Resumed as any upload (the source makes the same bytes again from the
+   * same key and salt, which crypto/send.ts keeps beside the proof until the upload is done).
+   */
+  encrypted?: {
+    source: {
+      size: number
+      slice(start: number, end: number): Promise<{ value: Blob; done: boolean }>
+      close(): void
+    }
+    name: string
+  }
 }
+
+/** The ciphertext is made per PATCH: 8 MiB at a time (the S3 store's part size). */
+const ENCRYPTED_CHUNK = 8 * 1024 * 1024
 
 /** Sends the file with tus; resolves with its pathname once the server has every byte. */
 export function sendResumable(o: ResumableOptions): Promise<string> {
@@ -81,14 +116,17 @@ export function sendResumable(o: ResumableOptions): Promise<string> {
     const upload = new Upload(file, {
       endpoint,
       headers: 'grant' in o.start ? o.start.grant.tus.headers : {},
+      ...(o.encrypted
+        ? { fileReader: { openFile: async () => o.encrypted!.source }, chunkSize: ENCRYPTED_CHUNK }
+        : {}),
       metadata: {
-        filename: file.name,
-        filetype: file.type || 'application/octet-stream',
+        filename: o.encrypted ? o.encrypted.name : file.name,
+        filetype: o.encrypted ? 'application/octet-stream' : file.type || 'application/octet-stream',
         pathname,
         store,
         endpoint,
       },
-      fingerprint: async () => fingerprintOf(file, store),
+      fingerprint: async () => fingerprintOf(file, store, !!o.encrypted),
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,
       // A dropped connection: retried, each time from the offset the server has.

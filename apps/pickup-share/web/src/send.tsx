@@ -3,88 +3,36 @@ import {
   ApiFailure,
   checkAuthCode,
   createShare,
-  PASSWORD_MAX,
-  PASSWORD_MIN,
   pickupLink,
-  requestUpload,
   type SiteInfo,
   siteInfo,
   type StoreKind,
-  uploadWithProgress,
 } from './api.ts'
-import { formatBytes, formatDate, formatDuration, t } from './i18n.ts'
+import {
+  cryptoSend,
+  E2E_OFF,
+  type E2eChoice,
+  e2eIssue,
+  EncryptionFields,
+  sentSize,
+  shareKeyFor,
+} from './e2e-send.tsx'
+import { formatBytes, t } from './i18n.ts'
+import {
+  NumberField,
+  PasswordField,
+  passwordIssue,
+  progressMeter,
+  useLeaveWarning,
+  shareMessage,
+  UnlimitedFields,
+  uploadMessage,
+} from './send-fields.tsx'
+import { DropZone, type Item, SendFileList } from './send-files.tsx'
+import { type Result, ResultView } from './send-result.tsx'
+import { resumable, type Uploaded, uploadOne } from './send-upload.ts'
 import { TextComposer, textFile, usePaste, utf8Bytes } from './text-share.tsx'
-import { Alert, CopyButton, describeFailure } from './ui.tsx'
-import type { ComponentType } from 'preact'
-
-/**
- * tus-js-client (resumable uploads) and the QR code are loaded when first needed: a file is
- * chosen, a share is made. The script of the first view stays small (README "Web pages").
- */
-const resumable = () => import('./resumable.ts')
-
-function LazyQrCode(props: { text: string; label: string }) {
-  const [Qr, setQr] = useState<ComponentType<{ text: string; label: string }> | null>(null)
-  useEffect(() => {
-    void import('./qr.tsx').then((m) => setQr(() => m.QrCode))
-  }, [])
-  return Qr ? <Qr {...props} /> : null
-}
-
-interface Item {
-  id: number
-  file: File
-  sent: number
-  state: 'waiting' | 'uploading' | 'done' | 'failed'
-  error?: string | undefined
-  /** Bytes per second, smoothed; undefined until measured. */
-  speed?: number | undefined
-  /** Seconds left at that speed. */
-  eta?: number | undefined
-  /** A previous visit began uploading this file: it resumes where it stopped. */
-  resumes?: boolean
-  /** Cancels this file's upload. */
-  cancel?: AbortController | undefined
-}
-
-/** Speed (smoothed over ¼-second steps) and time left from a stream of progress events. */
-function progressMeter(report: (p: Pick<Item, 'sent' | 'speed' | 'eta'>) => void) {
-  let lastAt = 0
-  let lastSent = 0
-  let speed: number | undefined
-  return (sent: number, total: number) => {
-    const now = performance.now()
-    if (lastAt === 0 || sent < lastSent) {
-      lastAt = now
-      lastSent = sent
-    } else if (now - lastAt >= 250) {
-      const instant = (sent - lastSent) / ((now - lastAt) / 1000)
-      speed = speed === undefined ? instant : 0.7 * speed + 0.3 * instant
-      lastAt = now
-      lastSent = sent
-    }
-    report({ sent, speed, eta: speed ? (total - sent) / speed : undefined })
-  }
-}
-
-interface Result {
-  code: string
-  link: string
-  expiresAt: string
-  maxDownloads: number | null
-  protected: boolean
-}
-
-/** What is wrong with a share password the server would refuse (an empty one: none is set). */
-function passwordIssue(password: string): string | null {
-  if (!password) return null
-  if (password.length < PASSWORD_MIN) return t('send.passwordShort', { min: PASSWORD_MIN })
-  if (password.length > PASSWORD_MAX) return t('send.passwordLong', { max: PASSWORD_MAX })
-  // Headers lose spaces at either end and carry no control characters (README "Password-protected shares").
-  if (password.trim() !== password || [...password].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f'))
-    return t('send.passwordSpaces')
-  return null
-}
+import { Alert, describeFailure } from './ui.tsx'
 
 let nextId = 1
 const PARALLEL = 3
@@ -100,30 +48,17 @@ export function SendPage() {
   const [noSizeLimit, setNoSizeLimit] = useState(false)
   const [authCode, setAuthCode] = useState('')
   const [password, setPassword] = useState('')
+  const [e2e, setE2e] = useState<E2eChoice>(E2E_OFF)
   const [phase, setPhase] = useState<'edit' | 'checking' | 'uploading' | 'sharing'>('edit')
   const [error, setError] = useState<string | null>(null)
   const [result, setResult] = useState<Result | null>(null)
-  const [dragging, setDragging] = useState(false)
   const [text, setText] = useState('')
   const [pasted, setPasted] = useState<number | null>(null)
-  const input = useRef<HTMLInputElement>(null)
-  const resultHeading = useRef<HTMLHeadingElement>(null)
   /** Set by "Cancel all": the queue stops and every running upload is aborted. */
   const cancelAll = useRef<AbortController | null>(null)
 
-  // Leaving the page while bytes are in flight loses the upload (it can be resumed, but the
-  // person may not know): the browser asks first. A ref, set where uploads start and end, so the
-  // question stops the moment they do (an effect would follow a render later).
-  const inFlight = useRef(false)
-  useEffect(() => {
-    const warn = (e: BeforeUnloadEvent) => {
-      if (!inFlight.current) return
-      e.preventDefault()
-      e.returnValue = ''
-    }
-    addEventListener('beforeunload', warn)
-    return () => removeEventListener('beforeunload', warn)
-  }, [])
+  // Leaving the page while bytes are in flight: the browser asks first.
+  const inFlight = useLeaveWarning()
 
   useEffect(() => {
     siteInfo()
@@ -135,10 +70,6 @@ export function SendPage() {
       })
       .catch((err) => setLoadError(describeFailure(err)))
   }, [])
-
-  useEffect(() => {
-    if (result) resultHeading.current?.focus()
-  }, [result])
 
   // Ctrl/Cmd+V anywhere: clipboard files and images join the list, text goes to the text box.
   usePaste(
@@ -164,7 +95,7 @@ export function SendPage() {
     // Files a previous visit began to upload (reload, crash, lost connection) say they will resume.
     for (const it of added)
       void resumable()
-        .then((m) => m.findResumable(it.file, store))
+        .then((m) => m.findResumable(it.file, store, 'any'))
         .then((r) => r && update(it.id, { resumes: true }))
   }
   const update = (id: number, patch: Partial<Item>) =>
@@ -187,6 +118,7 @@ export function SendPage() {
     if (!items.length && !text.trim()) return setError(t('send.needFiles'))
     if (expireInvalid || downloadsInvalid) return
     if (passwordIssue(password)) return document.getElementById('share-password')?.focus()
+    if (e2eIssue(e2e)) return document.getElementById('e2e-passphrase')?.focus()
     if (textBytes > site.textMaxBytes)
       return setError(
         t('text.tooLarge', { size: formatBytes(textBytes), max: formatBytes(site.textMaxBytes) }),
@@ -196,7 +128,7 @@ export function SendPage() {
     const all: Item[] = text.trim()
       ? [...items, { id: nextId++, file: textFile(text), sent: 0, state: 'waiting' }]
       : items
-    const tooLarge = !noSizeLimit && all.find((it) => it.file.size > site.maxFileSizeBytes)
+    const tooLarge = !noSizeLimit && all.find((it) => sentSize(it.file.size, e2e) > site.maxFileSizeBytes)
     if (tooLarge)
       return setError(
         t('send.tooLarge', { name: tooLarge.file.name, max: formatBytes(site.maxFileSizeBytes) }),
@@ -226,14 +158,9 @@ export function SendPage() {
       setText('')
     }
     const extra = noSizeLimit ? { limitSize: true, authCode: authCode.trim() } : {}
-    type Uploaded = {
-      name: string
-      size: number
-      type: string
-      pathname: string
-      store: StoreKind
-      proof: string
-    }
+    // End to end: the share's key, made here (from the passphrase: a slow KDF), never sent.
+    const files = all.map((it) => it.file)
+    const key = e2e.on ? await shareKeyFor(e2e, files, store) : null
     const uploaded = new Map<number, Uploaded>()
     // Every attempt uploads every file again: a permission's file can join one share only.
     const queue = [...all]
@@ -241,7 +168,6 @@ export function SendPage() {
     const cancelled = new Set<number>()
     const worker = async () => {
       for (let it = queue.shift(); it && !failed; it = queue.shift()) {
-        const type = it.file.type || 'application/octet-stream'
         const id = it.id
         if (stopAll.signal.aborted) {
           cancelled.add(id)
@@ -260,52 +186,17 @@ export function SendPage() {
             eta: undefined,
             cancel,
           })
-          let pathname: string | null = null
-          let proof = ''
-          let sentTo = store
-          const { findResumable, forgetResumable, sendResumable } = await resumable()
-          const resumed = await findResumable(it.file, store)
-          if (resumed) {
-            try {
-              pathname = await sendResumable({
-                file: it.file,
-                store,
-                start: { resume: resumed },
-                onProgress,
-                signal: cancel.signal,
-              })
-              proof = resumed.proof
-            } catch (err) {
-              if (err instanceof ApiFailure && err.code === 'aborted') throw err
-              // Expired or gone: start again with a new permission.
-              await forgetResumable(resumed)
-            }
-          }
-          if (pathname === null) {
-            const grant = await requestUpload({
-              store,
-              name: it.file.name,
-              size: it.file.size,
-              type,
-              ...extra,
-            })
-            sentTo = grant.store
-            proof = grant.proof
-            if (grant.tus)
-              pathname = await sendResumable({
-                file: it.file,
-                store,
-                start: { grant: { ...grant, tus: grant.tus } },
-                onProgress,
-                signal: cancel.signal,
-              })
-            else {
-              await uploadWithProgress(grant, it.file, onProgress, cancel.signal)
-              pathname = grant.pathname
-            }
-          }
+          const sealed = key ? await (await cryptoSend()).sealFile(key, it.file, all.indexOf(it)) : undefined
+          const file = await uploadOne({
+            file: it.file,
+            store,
+            extra,
+            onProgress,
+            signal: cancel.signal,
+            sealed,
+          })
           update(id, { state: 'done', sent: it.file.size, cancel: undefined, resumes: false })
-          uploaded.set(id, { name: it.file.name, size: it.file.size, type, pathname, store: sentTo, proof })
+          uploaded.set(id, file)
         } catch (err) {
           if (stopAll.signal.aborted) {
             // "Cancel all": the files stay on the list, ready to be sent again.
@@ -345,8 +236,14 @@ export function SendPage() {
     }
     setPhase('sharing')
     try {
+      const names = sharing.map((it) => ({
+        name: it.file.name,
+        type: it.file.type || 'application/octet-stream',
+      }))
+      const encryption = key ? await (await cryptoSend()).sealShare(key, names) : undefined
       const { code, token } = await createShare({
         files: sharing.map((it) => uploaded.get(it.id)!),
+        ...(encryption ? { encryption } : {}),
         expireDays: expireNum,
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
         ...(unlimited ? { authCode: authCode.trim() } : {}),
@@ -356,12 +253,16 @@ export function SendPage() {
       // The link opens the share with its token, which no flood of wrong codes can slow down.
       setResult({
         code,
-        link: pickupLink(token),
+        // A random key travels in the link's fragment only; a passphrase's not at all.
+        link:
+          key && !key.kdf ? (await cryptoSend()).linkWithKey(pickupLink(token), key.ikm) : pickupLink(token),
         expiresAt: new Date(Date.now() + expireNum * 86_400_000).toISOString(),
         maxDownloads: unlimitedDownloads ? null : downloadsNum,
         protected: password !== '',
+        encrypted: key ? e2e.mode : undefined,
       })
       setPassword('')
+      setE2e((old) => ({ ...old, passphrase: '' }))
     } catch (err) {
       setError(shareMessage(err))
       // Uploaded files cannot join another share; start again from the file list.
@@ -379,49 +280,7 @@ export function SendPage() {
     setAuthCode('')
   }
 
-  if (result)
-    return (
-      <section class="card result" aria-labelledby="result-title">
-        <h1 id="result-title" ref={resultHeading} tabIndex={-1}>
-          {t('send.resultTitle')}
-        </h1>
-        <div class="result-grid">
-          <div>
-            <p class="label" id="code-label">
-              {t('send.resultCode')}
-            </p>
-            <p class="big-code" data-testid="pickup-code">
-              {result.code}
-            </p>
-            <CopyButton text={result.code} label={t('send.copyCode')} testId="copy-code" />
-            <p class="label" id="link-label">
-              {t('send.resultLink')}
-            </p>
-            <p class="link">
-              <a href={result.link} data-testid="pickup-link">
-                {result.link}
-              </a>
-            </p>
-            <CopyButton text={result.link} label={t('send.copyLink')} />
-            {result.protected && (
-              <p class="muted" data-testid="result-protected">
-                {t('send.protected')}
-              </p>
-            )}
-            <p class="muted">
-              {t('send.resultInfo', {
-                expires: formatDate(result.expiresAt),
-                downloads: result.maxDownloads ?? t('common.unlimited'),
-              })}
-            </p>
-          </div>
-          <LazyQrCode text={result.link} label={t('send.qr')} />
-        </div>
-        <button type="button" onClick={reset}>
-          {t('send.again')}
-        </button>
-      </section>
-    )
+  if (result) return <ResultView result={result} onAgain={reset} />
 
   return (
     <section aria-labelledby="send-title">
@@ -430,115 +289,19 @@ export function SendPage() {
       <form class="card" onSubmit={submit} noValidate>
         <fieldset>
           <legend class="visually-hidden">{t('send.files')}</legend>
-          <div
-            class={`drop${dragging ? ' dragging' : ''}`}
-            onDragOver={(e) => {
-              e.preventDefault()
-              setDragging(true)
-            }}
-            onDragLeave={() => setDragging(false)}
-            onDrop={(e) => {
-              e.preventDefault()
-              setDragging(false)
-              if (!busy) addFiles(e.dataTransfer?.files ?? null)
-            }}
-          >
-            <p>
-              {t('send.drop')}{' '}
-              <label class={`file-label${busy ? ' busy' : ''}`}>
-                {t('send.choose')}
-                <input
-                  ref={input}
-                  type="file"
-                  multiple
-                  disabled={busy}
-                  class="file-input"
-                  data-testid="file-input"
-                  onChange={(e) => {
-                    const el = e.currentTarget as HTMLInputElement
-                    addFiles(el.files)
-                    el.value = ''
-                  }}
-                />
-              </label>
-            </p>
-            <p class="muted small">{t('send.maxSize', { max: formatBytes(site.maxFileSizeBytes) })}</p>
-          </div>
+          <DropZone busy={busy} maxBytes={site.maxFileSizeBytes} onFiles={addFiles} />
           <TextComposer value={text} onInput={setText} maxBytes={site.textMaxBytes} disabled={busy} />
           {pasted !== null && (
             <p class="muted small" role="status" data-testid="pasted">
               {t('text.pasted', { count: pasted })}
             </p>
           )}
-          {items.length ? (
-            <>
-              <p class="muted small" aria-live="polite">
-                {t('send.chosen', { count: items.length, size: formatBytes(totalSize) })}
-              </p>
-              <ul class="files sending" data-testid="file-list">
-                {items.map((it) => (
-                  <li key={it.id}>
-                    <div class="file-row">
-                      <span class="file-name">{it.file.name}</span>
-                      <span class="muted small">{formatBytes(it.file.size)}</span>
-                      <span class={`state ${it.state}`}>
-                        {it.state === 'uploading'
-                          ? `${Math.floor((100 * it.sent) / Math.max(1, it.file.size))}%`
-                          : it.state === 'done'
-                            ? t('send.done')
-                            : it.state === 'failed'
-                              ? t('send.failed')
-                              : t('send.waiting')}
-                      </span>
-                      {it.state === 'uploading' && it.cancel && (
-                        <button
-                          type="button"
-                          class="icon"
-                          data-testid="cancel-upload"
-                          aria-label={t('send.cancel', { name: it.file.name })}
-                          onClick={() => it.cancel?.abort()}
-                        >
-                          ×
-                        </button>
-                      )}
-                      {!busy && (
-                        <button
-                          type="button"
-                          class="icon"
-                          aria-label={t('send.remove', { name: it.file.name })}
-                          onClick={() => setItems((old) => old.filter((x) => x.id !== it.id))}
-                        >
-                          ×
-                        </button>
-                      )}
-                    </div>
-                    <progress
-                      max={Math.max(1, it.file.size)}
-                      value={it.state === 'done' ? Math.max(1, it.file.size) : it.sent}
-                      aria-label={t('send.progress', { name: it.file.name })}
-                      data-testid="progress"
-                    />
-                    {it.state === 'uploading' && it.speed !== undefined && (
-                      <p class="muted small" data-testid="rate" aria-live="off">
-                        {t('send.rate', {
-                          speed: formatBytes(it.speed),
-                          left: it.eta === undefined ? '…' : formatDuration(it.eta),
-                        })}
-                      </p>
-                    )}
-                    {it.state === 'waiting' && it.resumes && (
-                      <p class="muted small" data-testid="resumes">
-                        {t('send.resumes')}
-                      </p>
-                    )}
-                    {it.error && <p class="field-error">{it.error}</p>}
-                  </li>
-                ))}
-              </ul>
-            </>
-          ) : (
-            <p class="muted small">{t('send.none')}</p>
-          )}
+          <SendFileList
+            items={items}
+            busy={busy}
+            totalSize={totalSize}
+            onRemove={(id) => setItems((old) => old.filter((x) => x.id !== id))}
+          />
         </fieldset>
 
         <fieldset disabled={busy} class="grid">
@@ -582,42 +345,19 @@ export function SendPage() {
           />
           <PasswordField value={password} onInput={setPassword} />
         </fieldset>
+        <EncryptionFields value={e2e} onChange={setE2e} busy={busy} />
 
         {site.unlimitedEnabled && (
-          <fieldset disabled={busy} class="unlimited">
-            <legend>{t('send.unlimited')}</legend>
-            <p class="muted small">{t('send.unlimitedHint')}</p>
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={unlimitedDownloads}
-                onChange={(e) => setUnlimitedDownloads((e.currentTarget as HTMLInputElement).checked)}
-                data-testid="unlimited-downloads"
-              />
-              {t('send.unlimitedDownloads')}
-            </label>
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={noSizeLimit}
-                onChange={(e) => setNoSizeLimit((e.currentTarget as HTMLInputElement).checked)}
-              />
-              {t('send.noSizeLimit')}
-            </label>
-            {unlimited && (
-              <div class="field">
-                <label for="auth-code">{t('send.authCode')}</label>
-                <input
-                  id="auth-code"
-                  type="text"
-                  autoComplete="off"
-                  spellcheck={false}
-                  value={authCode}
-                  onInput={(e) => setAuthCode((e.currentTarget as HTMLInputElement).value)}
-                />
-              </div>
-            )}
-          </fieldset>
+          <UnlimitedFields
+            busy={busy}
+            unlimited={unlimited}
+            unlimitedDownloads={unlimitedDownloads}
+            setUnlimitedDownloads={setUnlimitedDownloads}
+            noSizeLimit={noSizeLimit}
+            setNoSizeLimit={setNoSizeLimit}
+            authCode={authCode}
+            setAuthCode={setAuthCode}
+          />
         )}
 
         {error && (
@@ -626,7 +366,7 @@ export function SendPage() {
           </Alert>
         )}
         <p class="muted small" data-testid="send-count-rule">
-          {t('send.countRule')}
+          {t(e2e.on ? 'e2e.sendCountRule' : 'send.countRule')}
         </p>
         <div class="actions">
           <button type="submit" disabled={busy} data-testid="send-submit">
@@ -652,84 +392,4 @@ export function SendPage() {
       </form>
     </section>
   )
-}
-
-/** The share's optional password: its error is tied to the field, as NumberField's are. */
-function PasswordField(props: { value: string; onInput: (v: string) => void }) {
-  const issue = passwordIssue(props.value)
-  return (
-    <div class="field">
-      <label for="share-password">{t('send.password')}</label>
-      <input
-        id="share-password"
-        type="password"
-        autoComplete="new-password"
-        maxLength={PASSWORD_MAX + 1}
-        value={props.value}
-        aria-invalid={issue ? true : undefined}
-        aria-describedby={`share-password-hint${issue ? ' share-password-error' : ''}`}
-        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)}
-        data-testid="share-password"
-      />
-      <span id="share-password-hint" class="muted small">
-        {t('send.passwordHint')}
-      </span>
-      {issue && (
-        <span id="share-password-error" class="field-error">
-          {issue}
-        </span>
-      )}
-    </div>
-  )
-}
-
-function NumberField(props: {
-  id: string
-  label: string
-  hint: string
-  value: string
-  onInput: (v: string) => void
-  min: number
-  max: number
-  invalid: boolean
-  disabled?: boolean
-}) {
-  const showError = props.invalid && !props.disabled
-  return (
-    <div class="field">
-      <label for={props.id}>{props.label}</label>
-      <input
-        id={props.id}
-        type="number"
-        inputMode="numeric"
-        min={props.min}
-        max={props.max}
-        step={1}
-        value={props.value}
-        placeholder={props.disabled ? t('common.unlimited') : undefined}
-        disabled={props.disabled}
-        aria-invalid={showError}
-        aria-describedby={`${props.id}-hint${showError ? ` ${props.id}-error` : ''}`}
-        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)}
-      />
-      <span id={`${props.id}-hint`} class="muted small">
-        {props.hint}
-      </span>
-      {showError && (
-        <span id={`${props.id}-error`} class="field-error">
-          {t('send.rangeError', { min: props.min, max: props.max })}
-        </span>
-      )}
-    </div>
-  )
-}
-
-function uploadMessage(err: unknown, name: string, site: SiteInfo): string {
-  if (err instanceof ApiFailure && err.code === 'file_too_large')
-    return t('send.tooLarge', { name, max: formatBytes(site.maxFileSizeBytes) })
-  return `${name}: ${describeFailure(err)}`
-}
-
-function shareMessage(err: unknown): string {
-  return describeFailure(err)
 }

@@ -143,6 +143,11 @@ export function SharesPanel({ onFailure }: PanelProps) {
                   {t('shares.protected')}
                 </span>
               )}
+              {s.encrypted && (
+                <span class="badge" title={t('e2e.badgeLabel')} data-testid="encrypted-badge">
+                  {t('e2e.badge')}
+                </span>
+              )}
             </>
           )}
           columns={shareColumns()}
