@@ -178,7 +178,7 @@ export async function keptAnswer<T>(
 
 /**
  * The memos of the two call styles that have them, counted for the scraper. `RpcAnswer` is
- * rpc.ts's answer type, named by the composition root: rpc.ts uses this file, not the reverse.
+ * rpc-messages.ts's answer type, named by the composition root: rpc.ts uses this file, not the reverse.
  */
 export function answerMemos<RpcAnswer>(views: ViewCache | undefined) {
   const hits = new client.Counter({

@@ -3,7 +3,7 @@ import { statusOf } from '@quartet/core/errors'
 import request from 'supertest'
 import { buildDnsManager } from '../../src/app.ts'
 import '../../src/domain/errors.ts'
-import { rpcErrorCodes } from '../../src/http/rpc.ts'
+import { rpcErrorCodes } from '../../src/http/rpc-messages.ts'
 import { createDb } from '../../src/store/db.ts'
 import { testConfig, useDeps } from '../helpers.ts'
 
