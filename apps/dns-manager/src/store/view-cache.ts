@@ -14,7 +14,7 @@ export interface ViewCacheOptions {
 }
 
 /**
- * The account views cache (ports.ts, ViewCache): per process, each value under the version token
+ * The account views cache (domain/ports/views.ts, ViewCache): per process, each value under the version token
  * its request read before it read the database (core's VersionedCache), the way principals are
  * cached (principal-cache.ts; the same token, replaced by every committed change to what the
  * account's views show). A value is used while the request's token is the one it was cached

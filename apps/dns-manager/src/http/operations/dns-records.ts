@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { RECORD_TYPES } from '../../domain/records.ts'
+import { RECORD_TYPES } from '../../domain/record-rules.ts'
 import { createdId, defineOperation } from '../operation.ts'
 import { ZPage, zId, zInteger } from './inputs.ts'
 
