@@ -13,8 +13,8 @@ import { completeSignup, createInvite, signupLink, startSignup } from './people-
 
 type Args<F> = F extends (deps: PeopleDeps, ...args: infer A) => unknown ? A : never
 
-/** The people operations with their dependencies bound (the http adapter and the CLI use it). */
-export function createPeopleService(deps: PeopleDeps) {
+/** The people use cases with their dependencies bound (the http adapter and the CLI use it). */
+export function bindPeopleUseCases(deps: PeopleDeps) {
   const bind =
     <F extends (deps: PeopleDeps, ...args: never[]) => unknown>(f: F) =>
     (...args: Args<F>): ReturnType<F> =>
@@ -37,4 +37,4 @@ export function createPeopleService(deps: PeopleDeps) {
   }
 }
 
-export type PeopleService = ReturnType<typeof createPeopleService>
+export type PeopleUseCases = ReturnType<typeof bindPeopleUseCases>

@@ -2,7 +2,7 @@ import { isKeptBody } from '@quartet/core/http'
 import type { RateLimitDecision } from '@quartet/core/rate-limit'
 import client from 'prom-client'
 import type { ViewCache } from '../domain/ports.ts'
-import type { Principal } from '../domain/service.ts'
+import type { Principal } from '../domain/use-cases.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /** A kept answer, and how many rate-limit points the request it answers spends. */

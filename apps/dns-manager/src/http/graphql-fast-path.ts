@@ -15,7 +15,7 @@ import {
 } from 'graphql'
 import { maskError, processRegularResult } from 'graphql-yoga'
 import client from 'prom-client'
-import type { Principal } from '../domain/service.ts'
+import type { Principal } from '../domain/use-cases.ts'
 import { type AnswerMemo, keptAnswer, requestKey } from './answer-memo.ts'
 import { compiledQueryCache, locatedAsGraphQLJs } from './graphql-compiled-queries.ts'
 import { checkDocument, checkNesting } from './graphql-limits.ts'

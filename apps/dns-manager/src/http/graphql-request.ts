@@ -4,7 +4,7 @@ import { jsonNestsDeeperThan, MAX_JSON_DEPTH, parseInput } from '@quartet/core/v
 import type { Request } from 'express'
 import type { ValidationRule } from 'graphql'
 import { z } from 'zod'
-import type { Principal } from '../domain/service.ts'
+import type { Principal } from '../domain/use-cases.ts'
 import type { DocumentLimits } from './graphql-limits.ts'
 import type { GraphQLMediaType } from './graphql-responses.ts'
 import type { Pipeline } from './pipeline.ts'
