@@ -48,6 +48,9 @@ export function cachedViews(options: ViewCacheOptions): ViewCache {
     ): Promise<T> {
       if (token === null) return (await load()).value
       const id = `${accountId} ${key}`
+      // A hit answers here, without the miss's closures and promises.
+      const hit = views.get(id, token)
+      if (hit) return hit.value as T
       const loaded = await views.read(
         id,
         token,

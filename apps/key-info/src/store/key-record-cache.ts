@@ -99,6 +99,9 @@ export function versionedKeyStore(
       }
       // The day's sums are part of what is read: a read for another day is another version.
       const version = token === null ? null : `${token} ${windows.today}`
+      // A hit answers here, without the miss's closures and promises (the headline read).
+      const hit = records.get(hash, version)
+      if (hit) return hit
       const record = await records.read(hash, version, read, { askedAt, keepIf })
       // Only a token read before the database may vouch for what was read, so this answer is not
       // cached; the token made now lets the next read cache. Unknown keys get none: a flood of
