@@ -37,7 +37,7 @@ module.exports = {
         'The domain does not import its adapters: src/store implements the ports in src/domain, ' +
         'src/http calls the use cases; the composition root (src/app.ts) wires them together.',
       from: { path: `${APP}src/domain/` },
-      to: { path: [`${APP}src/(store|storage|http)/`, `${APP}src/(app|main|services)\\.ts$`] },
+      to: { path: [`${APP}src/(store|drivers|http)/`, `${APP}src/(app|main|cli)\\.ts$`] },
     },
     {
       name: 'prisma-only-in-store',

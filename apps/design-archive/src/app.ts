@@ -2,12 +2,13 @@ import { databaseReadiness } from '@quartet/core/db'
 import type { KeyValueStore } from '@quartet/core/kv'
 import { createHttpApp } from '@quartet/core/http'
 import type { Logger } from '@quartet/core/log'
-import { createOpenApiDocument, serveOpenApi } from '@quartet/core/openapi'
+import { serveOpenApi } from '@quartet/core/openapi'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
 import type { ReleaseCache } from './domain/release-cache.ts'
-import { documentOperations, installCorsOnApiAnswers, registerDocumentRoutes } from './http/documents.ts'
+import { installCorsOnApiAnswers } from './http/documents.ts'
 import { installDocumentFastPath } from './http/fast-path.ts'
+import { designArchiveOpenApi, mountDocumentOperations } from './http/operations.ts'
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
@@ -21,17 +22,6 @@ export interface AppDeps {
 }
 
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=300, stale-while-revalidate=86400'
-
-export const openApiDocument = () =>
-  createOpenApiDocument(
-    {
-      title: 'design-archive',
-      version: '1.0.0',
-      description:
-        'Nine versioned JSON documents of design knowledge (styles, blocks, quality gates, bilingual terms, term mappings, learning paths, catalog, manifest, skill manifest), served from memory and cache-correct.',
-    },
-    documentOperations,
-  )
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */
 export function createApp(deps: AppDeps): Express {
@@ -54,14 +44,14 @@ export function createApp(deps: AppDeps): Express {
       },
     },
     (app) => {
-      serveOpenApi(app, openApiDocument)
-      registerDocumentRoutes(app, { cache: deps.releases, cacheControl })
+      serveOpenApi(app, designArchiveOpenApi)
+      mountDocumentOperations(app, { cache: deps.releases, cacheControl })
     },
   )
-  // Before the fast path is installed, so it runs only for what the fast path leaves to express.
-  installCorsOnApiAnswers(app)
   // Document hits skip express and the per-request access log unless DOCUMENT_ACCESS_LOG is on.
   if (!deps.config.DOCUMENT_ACCESS_LOG)
     installDocumentFastPath(app, { cache: deps.releases, cacheControl, observe })
+  // After the fast path, so it runs only for what the fast path leaves to express.
+  installCorsOnApiAnswers(app)
   return app
 }

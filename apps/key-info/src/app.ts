@@ -7,10 +7,9 @@ import { serveOpenApi } from '@quartet/core/openapi'
 import { createRateLimiter } from '@quartet/core/rate-limit'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
-import { keyRecordRoute, registerKeyRoute } from './http/key.ts'
-import { registerKeysRoutes } from './http/keys.ts'
-import { keyInfoOpenApi } from './http/openapi.ts'
-import { registerUsageRoute } from './http/usage.ts'
+import { hotRoutesOf, mountOperations } from '@quartet/core/operation/express'
+import { keyInfoAuth } from './http/auth.ts'
+import { keyInfoOpenApi, keyInfoOperations } from './http/operations.ts'
 import type { Db } from './store/db.ts'
 import { createStores } from './store/stores.ts'
 
@@ -75,7 +74,7 @@ export function createApp(deps: AppDeps): Express {
       durationSec: 60,
     }),
   }
-  const keyRecord = keyRecordRoute(routeDeps)
+  const serving = { deps: routeDeps, auth: keyInfoAuth(routeDeps) }
   const { app } = createHttpApp(
     {
       name: 'key-info',
@@ -84,7 +83,8 @@ export function createApp(deps: AppDeps): Express {
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
       metricsToken: deps.config.METRICS_TOKEN,
-      hotRoutes: [keyRecord],
+      // GET /api/v1/key, the read every client polls, answered before express.
+      hotRoutes: hotRoutesOf(keyInfoOperations, serving),
       readiness: {
         database: databaseReadiness(deps.db),
         // Without Redis the service still serves (limits count per process): reported only.
@@ -93,9 +93,7 @@ export function createApp(deps: AppDeps): Express {
     },
     (app) => {
       serveOpenApi(app, keyInfoOpenApi)
-      registerKeyRoute(app, keyRecord)
-      registerKeysRoutes(app, routeDeps)
-      registerUsageRoute(app, routeDeps)
+      mountOperations(app, keyInfoOperations, serving)
     },
   )
   return app

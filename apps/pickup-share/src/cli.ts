@@ -5,21 +5,20 @@ import { createKeyValueStore } from '@quartet/core/kv'
 import { createLogger } from '@quartet/core/log'
 import { migrationsDirFrom } from '@quartet/core/service'
 import { loadAppConfig } from './config.ts'
-import './domain/errors.ts'
-import { createServices } from './services.ts'
+import { type PickupShare, wireServices } from './app.ts'
 import { createDb } from './store/db.ts'
 import { SWEEP_LOCK_ID, withAdvisoryLock } from './store/lock-repository.ts'
 
 /** Opens the app's dependencies for one command and closes them afterwards. */
 async function withServices<T>(
-  fn: (s: ReturnType<typeof createServices>, db: ReturnType<typeof createDb>) => Promise<T>,
+  fn: (s: PickupShare['services'], db: ReturnType<typeof createDb>) => Promise<T>,
 ) {
   const config = loadAppConfig()
   const db = createDb(databaseOptions(config, { poolSize: 2 }))
   const kv = createKeyValueStore({ redisUrl: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX })
   const logger = createLogger({ name: 'pickup-share-cli', level: 'warn', destination: process.stderr })
   try {
-    return await fn(createServices({ config, logger, db, kv }), db)
+    return await fn(wireServices({ config, logger, db, kv }), db)
   } finally {
     await db.$disconnect()
     await kv.close()

@@ -1,6 +1,6 @@
 import { baseConfigShape, type Env, loadConfig, zBool, zInt } from '@quartet/core/config'
 import { z } from 'zod'
-import { isMirrorTemplate, MIRROR_TEMPLATE_RULE } from './storage/mirrors.ts'
+import { isMirrorTemplate, MIRROR_TEMPLATE_RULE } from './drivers/mirrors.ts'
 
 const optionalString = z.string().optional()
 

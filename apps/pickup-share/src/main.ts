@@ -1,10 +1,9 @@
 import { databaseOptions } from '@quartet/core/db'
 import { startPeriodicJob } from '@quartet/core/jobs'
 import { migrationsDirFrom, runService } from '@quartet/core/service'
-import { createApp } from './app.ts'
+import { buildPickupShare } from './app.ts'
 import { loadAppConfig } from './config.ts'
-import { BucketStore } from './storage/bucket-store.ts'
-import { createServices } from './services.ts'
+import { BucketDriver } from './drivers/bucket-driver.ts'
 import { createDb } from './store/db.ts'
 import { SWEEP_LOCK_ID, withAdvisoryLock } from './store/lock-repository.ts'
 
@@ -20,9 +19,9 @@ void runService({
       )
     if (!config.ADMIN_PASSWORD_HASH && !config.ADMIN_PASSWORD)
       logger.warn('no ADMIN_PASSWORD_HASH or ADMIN_PASSWORD: the admin area is disabled')
-    const services = createServices({ config, logger, db, kv })
+    const { app, services } = buildPickupShare({ config, logger, db, kv })
     for (const driver of services.storage.all())
-      if (driver instanceof BucketStore && config.S3_CREATE_BUCKET) await driver.ensureBucket()
+      if (driver instanceof BucketDriver && config.S3_CREATE_BUCKET) await driver.ensureBucket()
     logger.info({ stores: services.storage.all().map((d) => `${d.kind}:${d.instance}`) }, 'storage ready')
     // Uploads a crash cut off (kill -9) leave temporary files no quota counts: removed now, and by
     // every sweep once untouched for longer than an upload window.
@@ -40,7 +39,7 @@ void runService({
       },
     })
     return {
-      app: createApp({ config, logger, db, kv, services }),
+      app,
       close: async () => {
         sweeper.stop()
         await db.$disconnect()

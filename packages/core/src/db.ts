@@ -73,6 +73,12 @@ function answeredByServer(err: unknown): boolean {
  * frozen or cut off). pg alone keeps the connection, and everything sent after, a transaction's
  * ROLLBACK included, then queues behind the unanswered query and waits out a deadline of its own;
  * dropped, they fail at once and the pool opens a fresh connection.
+ *
+ * Dropped through pg's public API: `end()`, which with a query still in flight destroys the
+ * socket at once rather than saying goodbye to a server that answers nothing, and fails what is
+ * sent after it; and the pool's `release(err)`, which destroys a client instead of keeping it
+ * (DeadlinePool passes an error for a client that timed out). deadlines.test.ts holds both to a
+ * frozen server.
  */
 class DeadlineClient extends pg.Client {
   private readonly progress: QueryProgress | undefined
@@ -104,14 +110,24 @@ class DeadlineClient extends pg.Client {
     return result as never
   }
 
+  /** Whether a query's client-side deadline passed: the client is ended, and must not serve again. */
+  timedOut = false
+
   private dropIfTimedOut(err: unknown): void {
-    if (!(err instanceof Error) || err.message !== 'Query read timeout') return
-    const self = this as unknown as { _queryable: boolean; connection?: { stream?: { destroy(): void } } }
-    // What pg-pool checks on release: this client leaves the pool instead of serving again.
-    self._queryable = false
-    self.connection?.stream?.destroy()
+    if (this.timedOut || !(err instanceof Error) || err.message !== 'Query read timeout') return
+    this.timedOut = true
+    this.end().catch(() => {})
   }
 }
+
+/** The client's pool release, which destroys it instead of keeping it once a query timed out. */
+function dropWhenTimedOut(client: pg.PoolClient): pg.PoolClient {
+  const release = client.release.bind(client)
+  client.release = (err?: Error | boolean) =>
+    release(err || (client instanceof DeadlineClient && client.timedOut ? TIMED_OUT : undefined))
+  return client
+}
+const TIMED_OUT = new Error('a query passed its deadline: the client was ended')
 
 /**
  * A pg pool whose callers wait at most `waitMs` for a connection, while a connection being
@@ -173,7 +189,7 @@ class DeadlinePool extends pg.Pool {
         }
         settled = true
         if (err || !client) reject(err ?? new Error('pool gave no client'))
-        else resolve(client)
+        else resolve(dropWhenTimedOut(client))
       })
     })
     if (!callback) return acquired

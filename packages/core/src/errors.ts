@@ -131,9 +131,12 @@ const UNAVAILABLE_SYSCALL = new Set([
   'EAI_AGAIN',
   'ENOTFOUND',
 ])
-/** What pg, its pool and ioredis say when a server is gone, frozen or not yet connected. */
+/**
+ * What pg, its pool and ioredis say when a server is gone, frozen or not yet connected ("Client
+ * was closed": a query on a connection db.ts ended because an earlier one passed its deadline).
+ */
 const UNAVAILABLE_MESSAGE =
-  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection is closed|Command timed out|Stream isn't writeable|Reached the max retries per request limit|Cannot use a pool after calling end|kv not connected|kv did not answer|kv busy)/
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable|Connection is closed|Command timed out|Stream isn't writeable|Reached the max retries per request limit|Cannot use a pool after calling end|kv not connected|kv did not answer|kv busy)/
 
 /**
  * What kind of dependency failure `err` is, looking through its causes and Prisma's driver

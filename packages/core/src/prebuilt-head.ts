@@ -19,6 +19,9 @@ import { STATUS_CODES, validateHeaderName, validateHeaderValue, type ServerRespo
  * close` of a draining server) is answered through `writeHead` with the same lines, and
  * `sendPrebuilt` returns false. A test compares the bytes on the wire of both ways, on every Node
  * the matrix runs, so a change in node's internals fails there rather than in production.
+ * Measured against the same functions through `writeHead` + `end` in issue 46: without this,
+ * design-archive's manifest.json answers cost 11–25% more CPU (BENCHMARKS.md, "Removed in issue
+ * 46, and what each was worth").
  */
 export interface PrebuiltHead {
   readonly status: number

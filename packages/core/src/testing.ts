@@ -9,7 +9,8 @@ import pg from 'pg'
 import { type DatabaseOptions, EMBEDDED_DEADLINES, quoteIdent } from './db.ts'
 import { createKeyValueStore, type KeyValueStore } from './kv.ts'
 import { createLogger, type Logger } from './log.ts'
-import { metricsRegistryOf } from './http.ts'
+import { metricsRegistryOf, requestListener, serverFor } from './http.ts'
+import supertest from 'supertest'
 import { applyMigrations } from './migrate.ts'
 
 export {
@@ -129,9 +130,20 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-/** Listen on a free loopback port, in-process. */
+/**
+ * supertest's `request`, for an app made by createHttpApp served as `serve` serves it: through its
+ * request listener, so the answers asked before express (hot routes) answer here too. Anything
+ * else (a URL, a server) goes to supertest as it is.
+ */
+export function request(app: Express | string | Server): supertest.Agent {
+  return supertest(typeof app === 'function' ? requestListener(app) : app) as never
+}
+request.agent = (app: Express | string | Server, options?: Parameters<typeof supertest.agent>[1]) =>
+  supertest.agent(typeof app === 'function' ? requestListener(app) : app, options)
+
+/** Listen on a free loopback port, in-process, as `serve` does. */
 export async function startTestServer(app: Express): Promise<RunningServer> {
-  const server = app.listen(0, '127.0.0.1')
+  const server = serverFor(app).listen(0, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)

@@ -1,5 +1,5 @@
 import net from 'node:net'
-import request from 'supertest'
+import { request } from '../src/testing.ts'
 import { createPgPool } from '../src/db.ts'
 import { ApiError, dependencyFailure, toApiError } from '../src/errors.ts'
 import { createHttpApp } from '../src/http.ts'
@@ -31,14 +31,15 @@ async function failure(promise: Promise<unknown>): Promise<{ ms: number; err: un
 
 /**
  * A TCP proxy to the test's Postgres that can hold back the start of each connection, or stop
- * passing bytes both ways (what a frozen server looks like), without touching the server.
+ * passing bytes both ways (what a frozen server looks like), without touching the server. While
+ * frozen it also holds back its answer to a client's FIN, as a frozen server's end never closes.
  */
 async function proxyToPostgres(options: { openDelayMs?: number } = {}) {
   const target = new URL(testDatabaseUrl())
   let frozen = false
   const held: Array<() => void> = []
   const sockets = new Set<net.Socket>()
-  const server = net.createServer((client) => {
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
     sockets.add(client)
     client.pause()
     setTimeout(() => {
@@ -54,6 +55,14 @@ async function proxyToPostgres(options: { openDelayMs?: number } = {}) {
       for (const s of [client, upstream]) s.on('error', () => {})
       client.on('close', () => upstream.destroy())
       upstream.on('close', () => client.destroy())
+      client.on('end', () => {
+        const goodbye = () => {
+          upstream.end()
+          client.end()
+        }
+        if (frozen) held.push(goodbye)
+        else goodbye()
+      })
       client.resume()
     }, options.openDelayMs ?? 0)
   })
@@ -183,6 +192,46 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
           proxy.thaw()
           expect((await pool.query('select 8 as x')).rows).toEqual([{ x: 8 }])
         } finally {
+          proxy.thaw()
+          await pool.end()
+          await proxy.close()
+        }
+      },
+    )
+
+    realPostgres(
+      'when Postgres freezes under a checked-out client, then the client closes its connection at once, without waiting for the frozen server, and the pool never hands it out again',
+      async () => {
+        const proxy = await proxyToPostgres()
+        const pool = createPgPool(proxy.url, { max: 1, deadlines: { queryTimeoutMs: 300 } })
+        const client = await pool.connect()
+        let released = false
+        try {
+          let closedAfterMs: number | undefined
+          const started = performance.now()
+          client.on('end', () => {
+            closedAfterMs = performance.now() - started
+          })
+          proxy.freeze()
+          const stuck = await failure(client.query('select 1'))
+          expect503(stuck.err)
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          // Still frozen: a goodbye (Terminate, then FIN) would leave it open until the server's FIN.
+          expect(closedAfterMs).toBeGreaterThanOrEqual(stuck.ms)
+          expect(closedAfterMs).toBeLessThan(stuck.ms + 200)
+          released = true
+          client.release()
+          expect(pool.totalCount).toBe(0)
+          proxy.thaw()
+          const next = await pool.connect()
+          try {
+            expect(next).not.toBe(client)
+            expect((await next.query('select 10 as x')).rows).toEqual([{ x: 10 }])
+          } finally {
+            next.release()
+          }
+        } finally {
+          if (!released) client.release(true)
           proxy.thaw()
           await pool.end()
           await proxy.close()

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import express, { type Express } from 'express'
-import request from 'supertest'
+import { request } from '../src/testing.ts'
 import {
   ApiError,
   coreErrorStatus,

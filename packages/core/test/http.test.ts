@@ -1,18 +1,23 @@
 import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import express, { type Express } from 'express'
-import request from 'supertest'
+import { request } from '../src/testing.ts'
 import { ApiError } from '../src/errors.ts'
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import {
+  answerBeforeExpress,
   createHttpApp,
   HotAnswer,
   type HotRoute,
   type HttpAppOptions,
   isKeptBody,
   JsonBodies,
+  onServer,
+  requestListener,
   serve,
 } from '../src/http.ts'
-import { captureLogger, metricsText, startTestServer } from '../src/testing.ts'
+import { captureLogger, metricsText, silentLogger, startTestServer } from '../src/testing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -1225,5 +1230,75 @@ describe('hot routes', () => {
         () => {},
       ),
     ).toThrow(/computed per request/)
+  })
+})
+
+describe('answers asked before express (the request listener)', () => {
+  function appWithAnswers() {
+    const asked: string[] = []
+    const { app } = createHttpApp(
+      { name: 'first-answers', logger: silentLogger(), envelope: 'status', trustProxy: ['loopback'] },
+      (app) => {
+        app.get('/first', (_req, res) => void res.json({ by: 'express' }))
+        app.get('/second', (_req, res) => void res.json({ by: 'express' }))
+      },
+    )
+    const answerAs = (path: string, by: string) => (req: IncomingMessage, res: ServerResponse) => {
+      asked.push(`${by} ${req.url}`)
+      if (req.url !== path) return false
+      res.setHeader('Content-Type', 'application/json; charset=utf-8')
+      res.end(JSON.stringify({ by }))
+      return true
+    }
+    answerBeforeExpress(app, answerAs('/first', 'one'))
+    answerBeforeExpress(app, answerAs('/second', 'two'))
+    return { app, asked }
+  }
+
+  it('when answers are registered, then they are asked in that order, the first to take a request answers it, and what none takes goes to express', async () => {
+    const { app, asked } = appWithAnswers()
+    expect((await request(app).get('/first')).body).toEqual({ by: 'one' })
+    expect((await request(app).get('/second')).body).toEqual({ by: 'two' })
+    expect((await request(app).get('/healthz')).body).toEqual({ status: 'ok' })
+    expect(asked).toEqual(['one /first', 'one /second', 'two /second', 'one /healthz', 'two /healthz'])
+  })
+
+  it('when the app is served by express alone (http.createServer(app)), then no answer is asked and express answers every request', async () => {
+    const { app, asked } = appWithAnswers()
+    const server = createServer(app).listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+      expect(await (await fetch(`${url}/first`)).json()).toEqual({ by: 'express' })
+      expect(asked).toEqual([])
+    } finally {
+      server.close()
+    }
+  })
+
+  it('when serve and startTestServer serve the app, then they use the same listener, answers registered later included', async () => {
+    const { app, asked } = appWithAnswers()
+    expect(requestListener(app)).toBe(requestListener(app))
+    const running = await startTestServer(app)
+    try {
+      answerBeforeExpress(app, (_req, res) => {
+        res.end('late')
+        return true
+      })
+      expect(await (await fetch(`${running.url}/first`)).json()).toEqual({ by: 'one' })
+      expect(await (await fetch(`${running.url}/healthz`)).text()).toBe('late')
+      expect(asked).toEqual(['one /first', 'one /healthz', 'two /healthz'])
+    } finally {
+      await running.close()
+    }
+  })
+
+  it('when a hook is registered with onServer, then every server core makes for the app runs it before it listens', async () => {
+    const { app } = appWithAnswers()
+    const seen: boolean[] = []
+    onServer(app, (server) => seen.push(server.listening))
+    const running = await startTestServer(app)
+    await running.close()
+    expect(seen).toEqual([false])
   })
 })

@@ -1,4 +1,5 @@
-import request from 'supertest'
+import type supertest from 'supertest'
+import { request } from '../src/testing.ts'
 import { z } from 'zod'
 import { ApiError } from '../src/errors.ts'
 import { createHttpApp } from '../src/http.ts'
@@ -29,7 +30,7 @@ function buildApp() {
   ).app
 }
 
-const issuesOf = (res: request.Response) => res.body.error.details.issues as Array<{ field: string }>
+const issuesOf = (res: supertest.Response) => res.body.error.details.issues as Array<{ field: string }>
 
 describe('the input rule: no NUL, no lone surrogate, no malformed encoding, anywhere', () => {
   it('when a JSON body string holds a NUL, then 400 bad_request names its field, even on a route without validation', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import express from 'express'
 import { Redis } from 'ioredis'
-import request from 'supertest'
+import { request } from '../src/testing.ts'
 import { errorMiddleware } from '../src/errors.ts'
 import { type KeyValueStore, MemoryKeyValueStore, RedisKeyValueStore } from '../src/kv.ts'
 import {

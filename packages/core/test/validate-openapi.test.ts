@@ -1,5 +1,5 @@
 import express from 'express'
-import request from 'supertest'
+import { request } from '../src/testing.ts'
 import { z } from 'zod'
 import { errorMiddleware } from '../src/errors.ts'
 import { createOpenApiDocument, serveOpenApi } from '../src/openapi.ts'

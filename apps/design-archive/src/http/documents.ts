@@ -1,13 +1,10 @@
-import type { OperationDoc } from '@quartet/core/openapi'
 import { ApiError } from '@quartet/core/errors'
 import { answerBeforeExpress } from '@quartet/core/http'
-import { parseInput } from '@quartet/core/validate'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Express, Request } from 'express'
-import { z } from 'zod'
 import '../domain/errors.ts'
-import { BASE_PATH, DOCUMENT_NAMES, isDocumentName, RELEASE_VERSION_PATTERN } from '../domain/documents.ts'
-import type { ReleaseCache, ServedDocument, ServedRelease } from '../domain/release-cache.ts'
+import { BASE_PATH, isDocumentName } from '../domain/documents.ts'
+import type { ServedDocument, ServedRelease } from '../domain/release-cache.ts'
 import {
   ifMatchMatches,
   ifNoneMatchMatches,
@@ -16,79 +13,9 @@ import {
   notModifiedSince,
 } from './negotiation.ts'
 
-// --- contract -------------------------------------------------------------------------------
-
-export const ZDocumentParams = z.object({ document: z.enum(DOCUMENT_NAMES) })
-export type TDocumentParams = z.infer<typeof ZDocumentParams>
-
-export const ZDocumentQuery = z.object({
-  version: z
-    .string()
-    .regex(RELEASE_VERSION_PATTERN, 'must be a release version (letters, digits, ".", "_", "+", "-")')
-    .optional()
-    .describe('a release version to read instead of the active one; such responses are immutable'),
-})
-export type TDocumentQuery = z.infer<typeof ZDocumentQuery>
-
-export const ZDocument = z
-  .looseObject({})
-  .describe('the JSON document (see its JSON Schema and manifest.json)')
-
-export const ZErrorEnvelope = z.object({
-  error: z.object({ code: z.string(), message: z.string(), request_id: z.string().optional() }),
-})
-
 const ALLOW = 'GET, HEAD, OPTIONS'
-const IMMUTABLE = 'public, max-age=31536000, immutable'
-const ENTITY_HEADERS = {
-  ETag: 'strong entity tag: the quoted sha256 of the uncompressed document',
-  'Last-Modified': 'when the release was published',
-  'Cache-Control': 'public, max-age=300, stale-while-revalidate=86400 by default; immutable with ?version=',
-  Vary: 'Accept-Encoding',
-}
 
-export const documentOperations: OperationDoc[] = [
-  {
-    method: 'get',
-    path: `${BASE_PATH}/:document`,
-    operationId: 'getDocument',
-    summary: 'One of the nine design documents of the active release (or of ?version=)',
-    description:
-      'Served from memory, raw or pre-compressed (br preferred over gzip; Accept-Encoding). Conditional per RFC 9110 §13.2.2: If-Match (strong) and If-Unmodified-Since (412), then If-None-Match (304) and If-Modified-Since. HEAD and CORS preflight (OPTIONS) are answered too; other methods get 405 with Allow.',
-    tags: ['documents'],
-    request: { params: ZDocumentParams, query: ZDocumentQuery },
-    responses: {
-      200: { description: 'the document', schema: ZDocument, headers: ENTITY_HEADERS },
-      304: {
-        description:
-          'not modified (If-None-Match or If-Modified-Since): validators and CORS headers, no body',
-        headers: {
-          ETag: ENTITY_HEADERS.ETag,
-          'Cache-Control': ENTITY_HEADERS['Cache-Control'],
-          Vary: ENTITY_HEADERS.Vary,
-        },
-      },
-      400: { description: 'malformed ?version=', schema: ZErrorEnvelope },
-      404: {
-        description: 'no such document, or no such release (release_not_found)',
-        schema: ZErrorEnvelope,
-      },
-      405: { description: 'method not allowed; see Allow', schema: ZErrorEnvelope },
-      412: {
-        description: 'If-Match or If-Unmodified-Since does not hold for the document',
-        schema: ZErrorEnvelope,
-      },
-      503: { description: 'no release loaded yet', schema: ZErrorEnvelope },
-    },
-  },
-]
-
-// --- handlers -------------------------------------------------------------------------------
-
-export interface DocumentRoutesOptions {
-  cache: ReleaseCache
-  cacheControl: string
-}
+// --- the representation of a document ---------------------------------------------------------
 
 /**
  * The raw request path must name a document exactly. Express decodes and case-folds route
@@ -290,45 +217,35 @@ export function sendDocument(
   else res.end(body)
 }
 
-export function registerDocumentRoutes(app: Express, options: DocumentRoutesOptions): void {
-  // Anything under the prefix that is not exactly a document name is a 404 before express
-  // decodes it (a malformed escape like %E0%A4 would otherwise be a 400 from the router).
+/**
+ * Anything under the prefix that is not exactly a document name is a 404 before express decodes
+ * it (a malformed escape like %E0%A4 would otherwise be a 400 from the router). Mounted before
+ * the document operation.
+ */
+export function guardDocumentPaths(app: Express): void {
   app.use(BASE_PATH, (req, _res, next) => {
     if (documentOf(req)) next()
     else next(new ApiError('not_found', `no document at ${rawPathOf(req)}`))
   })
-  app.all(`${BASE_PATH}/:document`, async (req, res) => {
-    const name = documentOf(req)
-    if (!name) throw new ApiError('not_found', `no document at ${rawPathOf(req)}`)
+}
 
+/**
+ * What the document path answers besides the getDocument operation (GET and HEAD): the CORS
+ * preflight (OPTIONS) and 405 with Allow for every other method. Mounted after the operation.
+ */
+export function registerDocumentPathFallback(app: Express): void {
+  app.all(`${BASE_PATH}/:document`, (req, res) => {
     if (req.method === 'OPTIONS') {
       sendPreflight(res)
       return
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      throw new ApiError(
-        'method_not_allowed',
-        `${req.method} is not allowed on ${req.path}; use GET or HEAD`,
-        undefined,
-        {
-          headers: { Allow: ALLOW },
-        },
-      )
-    }
-
-    const query = parseInput(ZDocumentQuery, req.query, 'query')
-    let release: ServedRelease | undefined
-    if (query.version !== undefined) {
-      release = await options.cache.release(query.version)
-      if (!release) throw new ApiError('release_not_found', `no release ${JSON.stringify(query.version)}`)
-    } else {
-      release = options.cache.current()
-      if (!release) throw new ApiError('service_unavailable', 'no release is loaded yet')
-    }
-    const document = release.documents.get(name)
-    if (!document) throw new ApiError('not_found', `release ${release.version} has no ${name}`)
-
-    assertPreconditions(req, release, document)
-    sendDocument(req, res, release, document, query.version !== undefined ? IMMUTABLE : options.cacheControl)
+    throw new ApiError(
+      'method_not_allowed',
+      `${req.method} is not allowed on ${req.path}; use GET or HEAD`,
+      undefined,
+      {
+        headers: { Allow: ALLOW },
+      },
+    )
   })
 }

@@ -4,12 +4,12 @@ import { fixedClock } from '@quartet/core/clock'
 import {
   captureLogger,
   metricsText,
+  request,
   type RunningServer,
   silentLogger,
   startTestServer,
   useTestDeps,
 } from '@quartet/core/testing'
-import request from 'supertest'
 import { createApp } from '../../src/app.ts'
 import { DOCUMENT_NAMES } from '../../src/domain/documents.ts'
 import { ReleaseCache } from '../../src/domain/release-cache.ts'

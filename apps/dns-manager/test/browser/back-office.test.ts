@@ -8,9 +8,8 @@ import {
   ensureWebBuilt,
   screenshotDir,
 } from '@quartet/web-pages/testing'
-import { describeWhen, missingNeeds } from '@quartet/core/testing'
+import { describeWhen, missingNeeds, request } from '@quartet/core/testing'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
-import request from 'supertest'
 import { unique, useDeps } from '../helpers.ts'
 import { type BackOffice, freeZone, PUBLIC_URL, startBackOffice } from '../support/back-office.ts'
 

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { createAccount, type TestAccount, useDeps } from '../helpers.ts'
 import { ACME_NEEDS, legoObtain, type Pebble, startPebble } from '../support/acme.ts'
 import { dig, powerDnsApp, powerDnsDescribe, usePowerDns } from '../support/powerdns.ts'

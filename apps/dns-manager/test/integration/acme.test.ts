@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { dns01TxtValue } from '../../src/domain/acme.ts'
 import { addZone, buildApp, createAccount, type TestAccount, unique, useDeps } from '../helpers.ts'
 import { type Caller, graphqlCaller, restCaller, rpcCaller } from '../support/callers.ts'

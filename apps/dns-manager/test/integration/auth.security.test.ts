@@ -1,5 +1,6 @@
-import { startTestServer } from '@quartet/core/testing'
-import request from 'supertest'
+import { createServer } from 'node:http'
+import { requestListener } from '@quartet/core/http'
+import { request, startTestServer } from '@quartet/core/testing'
 import { operations } from '../../src/http/registry.ts'
 import { buildApp, createAccount, useDeps } from '../helpers.ts'
 
@@ -126,7 +127,7 @@ describe('the request pipeline: credentials, API switch, allow list, rate limit'
       const { app } = buildApp(deps, { env: { TRUST_PROXY: '10.0.0.0/8' } })
       const ok = await createAccount(deps, { allowList: ['::1/128'] })
       const no = await createAccount(deps, { allowList: ['2001:db8::/32'] })
-      const server = app.listen(0, '::1')
+      const server = createServer(requestListener(app)).listen(0, '::1')
       await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
       try {
         const port = (server.address() as { port: number }).port

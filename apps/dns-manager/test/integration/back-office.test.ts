@@ -1,4 +1,4 @@
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { unique, useDeps } from '../helpers.ts'
 import {
   type BackOffice,

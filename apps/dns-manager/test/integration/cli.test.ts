@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { builtEntry } from '@quartet/core/testing/built'
 import { buildApp, unique, useDeps } from '../helpers.ts'
 

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
 
 const deps = useDeps()

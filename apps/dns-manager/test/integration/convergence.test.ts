@@ -1,5 +1,5 @@
 import { metricsRegistryOf } from '@quartet/core/http'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import type { DnsProvider } from '../../src/domain/provider.ts'
 import { buildApp, createAccount, type TestAccount, useDeps } from '../helpers.ts'
 import { addPowerDnsZone, describeWithPowerDns, dig, providerOn, usePowerDns } from '../support/powerdns.ts'

@@ -1,4 +1,4 @@
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { buildApp, createAccount, type TestAccount, useDeps } from '../helpers.ts'
 
 const deps = useDeps()

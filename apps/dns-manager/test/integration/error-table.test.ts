@@ -1,6 +1,5 @@
-import { silentLogger } from '@quartet/core/testing'
+import { request, silentLogger } from '@quartet/core/testing'
 import { statusOf } from '@quartet/core/errors'
-import request from 'supertest'
 import { buildDnsManager } from '../../src/app.ts'
 import '../../src/domain/errors.ts'
 import { rpcErrorCodes } from '../../src/http/rpc-messages.ts'

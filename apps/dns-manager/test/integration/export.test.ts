@@ -2,8 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describeWhen, findProgram } from '@quartet/core/testing'
-import request from 'supertest'
+import { describeWhen, findProgram, request } from '@quartet/core/testing'
 import {
   addZone,
   buildApp,

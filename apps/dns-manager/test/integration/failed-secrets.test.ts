@@ -1,6 +1,5 @@
 import { RedisKeyValueStore } from '@quartet/core/kv'
-import { silentLogger, startOwnRedis, uniqueName } from '@quartet/core/testing'
-import request from 'supertest'
+import { request, silentLogger, startOwnRedis, uniqueName } from '@quartet/core/testing'
 import { buildDnsManager } from '../../src/app.ts'
 import { createDb, type Db } from '../../src/store/db.ts'
 import { buildApp, createAccount, type TestAccount, testConfig, useDeps } from '../helpers.ts'

@@ -1,4 +1,5 @@
-import request from 'supertest'
+import type supertest from 'supertest'
+import { request } from '@quartet/core/testing'
 import { buildApp, createAccount, useDeps } from '../helpers.ts'
 
 const deps = useDeps()
@@ -36,25 +37,25 @@ describe('answers that may carry a secret are Cache-Control: no-store', () => {
   })
 
   it.each([
-    ['a REST read', (r: request.Agent) => r.get('/rest/quota')],
-    ["a REST error of another account's zone file", (r: request.Agent) => r.get('/rest/subdomains/1/zone')],
-    ['a refused REST call', (r: request.Agent) => r.get('/rest/quota').set('X-API-Secret', 'x')],
+    ['a REST read', (r: supertest.Agent) => r.get('/rest/quota')],
+    ["a REST error of another account's zone file", (r: supertest.Agent) => r.get('/rest/subdomains/1/zone')],
+    ['a refused REST call', (r: supertest.Agent) => r.get('/rest/quota').set('X-API-Secret', 'x')],
     [
       'a JSON-RPC call',
-      (r: request.Agent) => r.post('/rpc').send({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
+      (r: supertest.Agent) => r.post('/rpc').send({ jsonrpc: '2.0', method: 'quota.get', id: 1 }),
     ],
     [
       'a JSON-RPC parse error',
-      (r: request.Agent) => r.post('/rpc').set('Content-Type', 'application/json').send('{'),
+      (r: supertest.Agent) => r.post('/rpc').set('Content-Type', 'application/json').send('{'),
     ],
     [
       'a GraphQL query',
-      (r: request.Agent) => r.post('/graphql').send({ query: '{ quota { balance_cents } }' }),
+      (r: supertest.Agent) => r.post('/graphql').send({ query: '{ quota { balance_cents } }' }),
     ],
-    ['a GraphQL GET', (r: request.Agent) => r.get('/api/v1/graphql?query=%7Bquota%7Bbalance_cents%7D%7D')],
+    ['a GraphQL GET', (r: supertest.Agent) => r.get('/api/v1/graphql?query=%7Bquota%7Bbalance_cents%7D%7D')],
     [
       'a refused GraphQL request',
-      (r: request.Agent) => r.post('/graphql').set('Content-Type', 'text/plain').send('x'),
+      (r: supertest.Agent) => r.post('/graphql').set('Content-Type', 'text/plain').send('x'),
     ],
   ])(
     'when %s is answered, then it is no-store too (every answer of the three styles is)',

@@ -1,4 +1,4 @@
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { addZone, buildApp, createAccount, type TestAccount, unique, useDeps } from '../helpers.ts'
 
 const deps = useDeps()

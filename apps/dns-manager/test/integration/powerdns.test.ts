@@ -1,5 +1,5 @@
 import { promises as dns } from 'node:dns'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
 import { type PowerDns, powerDnsDescribe, providerOn, usePowerDns } from '../support/powerdns.ts'
 

@@ -1,5 +1,5 @@
 import { fixedClock } from '@quartet/core/clock'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { createRepository } from '../../src/store/repository.ts'
 import { addZone, buildApp, createAccount, type TestAccount, unique, useDeps } from '../helpers.ts'
 

@@ -1,4 +1,4 @@
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { operations } from '../../src/http/registry.ts'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
 

@@ -1,5 +1,5 @@
 import { fixedClock } from '@quartet/core/clock'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import type { DnsProvider } from '../../src/domain/provider.ts'
 import { databaseProvider } from '../../src/providers/database.ts'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'

@@ -1,5 +1,6 @@
+import type supertest from 'supertest'
 import { fixedClock } from '@quartet/core/clock'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
 
 const deps = useDeps()
@@ -130,7 +131,7 @@ describe('subdomains: create, read, quota and balance', () => {
     const seen: string[] = []
     let cursor: string | null = ''
     while (cursor !== null) {
-      const res: request.Response = await request(app)
+      const res: supertest.Response = await request(app)
         .get('/rest/subdomains')
         .query({ per_page: 2, cursor })
         .set(a.headers)

@@ -1,5 +1,4 @@
-import { silentLogger } from '@quartet/core/testing'
-import request from 'supertest'
+import { request, silentLogger } from '@quartet/core/testing'
 import { buildDnsManager } from '../../src/app.ts'
 import { createDb, type Db } from '../../src/store/db.ts'
 import { addZone, createAccount, testConfig, unique, useDeps } from '../helpers.ts'

@@ -1,6 +1,11 @@
 import type { Clock } from '@quartet/core/clock'
-import { createTestKv, type RunningServer, startTestServer, type TestDeps } from '@quartet/core/testing'
-import request from 'supertest'
+import {
+  createTestKv,
+  request,
+  type RunningServer,
+  startTestServer,
+  type TestDeps,
+} from '@quartet/core/testing'
 import type TestAgent from 'supertest/lib/agent'
 import type { DnsManager } from '../../src/app.ts'
 import type { Db } from '../../src/store/db.ts'

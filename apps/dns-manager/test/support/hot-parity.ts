@@ -1,6 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { metricsRegistryOf } from '@quartet/core/http'
+import { metricsRegistryOf, requestListener } from '@quartet/core/http'
 import type { Express } from 'express'
 
 /**
@@ -61,9 +61,9 @@ export function comparable(headers: Answer['headers']) {
   return rest
 }
 
-/** The app on a loopback port of its own. */
+/** The app on a loopback port of its own, served as `serve` serves it (hot routes first). */
 export async function listen(app: Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1')
+  const server = http.createServer(requestListener(app)).listen(0, '127.0.0.1')
   await new Promise((resolve) => server.once('listening', resolve))
   const { port } = server.address() as AddressInfo
   return {

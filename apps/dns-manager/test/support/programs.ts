@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process'
-import type { Server } from 'node:http'
+import { createServer } from 'node:http'
+import { requestListener } from '@quartet/core/http'
+import type { Express } from 'express'
 import type { AddressInfo } from 'node:net'
 
 /**
@@ -25,11 +27,12 @@ export function run(
   })
 }
 
-/** Serves an express app on a free loopback port, for programs outside this process to call. */
-export async function listenOnLoopback(app: {
-  listen: (port: number, host: string) => Server
-}): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1')
+/**
+ * Serves an app on a free loopback port, as `serve` serves it (hot routes first), for programs
+ * outside this process to call.
+ */
+export async function listenOnLoopback(app: Express): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createServer(requestListener(app)).listen(0, '127.0.0.1')
   await new Promise((r) => server.once('listening', r))
   return {
     port: (server.address() as AddressInfo).port,

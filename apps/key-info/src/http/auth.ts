@@ -1,16 +1,12 @@
 import { hashToken, parseBearer } from '@quartet/core/auth'
 import { ApiError } from '@quartet/core/errors'
 import type { HeaderSink } from '@quartet/core/http'
-import {
-  type RateLimitDecision,
-  type RateLimiter,
-  rateLimitError,
-  setRateLimitHeaders,
-} from '@quartet/core/rate-limit'
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { RequestHandler, Response } from 'express'
-import { authenticate, type KeyDeps, requireManagementKey } from '../domain/keys.ts'
-import type { KeyRow } from '../domain/ports.ts'
+import { type RateLimitDecision, rateLimitError, setRateLimitHeaders } from '@quartet/core/rate-limit'
+import { type AuthBinding, defineAuth, resolveWith } from '@quartet/core/operation'
+import type { IncomingMessage } from 'node:http'
+import { authenticate, requireManagementKey } from '../domain/keys.ts'
+import type { KeyKvFacts, KeyRow } from '../domain/ports.ts'
+import type { RouteDeps } from './deps.ts'
 
 /** Bearer key → its SHA-256 hash (how keys are stored and named): 401 when there is none. */
 export function bearerHash(req: IncomingMessage): string {
@@ -40,39 +36,67 @@ export function admit(res: HeaderSink, decision: RateLimitDecision): void {
   if (!decision.allowed) throw rateLimitError(decision, 'Rate limit exceeded')
 }
 
-/**
- * Bearer key → its hash → per-key rate limit. The limit is spent before the database is asked,
- * keyed by the hash (never the key itself), so a flood on one key costs no queries once it is over.
- */
-export async function bearerKeyHash(
-  req: IncomingMessage,
-  res: ServerResponse,
-  limiter: RateLimiter,
-): Promise<string> {
-  const hash = bearerHash(req)
-  admit(res, await limiter.consume(hash))
-  return hash
-}
+/** The 401s and 429 of a bearer key, as every key-info operation documents them. */
+const bearerErrors = {
+  bad_request: 'more than one Authorization header',
+  missing_authentication: 'missing, unknown, disabled or expired key',
+  invalid_api_key: 'missing, unknown, disabled or expired key',
+  rate_limit_exceeded: 'per-key rate limit',
+} as const
 
 /**
- * 401 for a missing, unknown, disabled or expired key, 429 over the key's rate, then 403 for a
- * key that is not a management key: all before any input is looked at. The key becomes `callerOf(res)`.
+ * The holder of a bearer key, as GET /api/v1/key needs it: the key's hash, spent against its
+ * rate limit, with what kv holds about it read in the same round trip (the version token of its
+ * cached record, today's free-model mirror). The key itself is checked by the use case.
  */
-export function managementKey(limiter: RateLimiter, deps: Pick<KeyDeps, 'keys' | 'clock'>): RequestHandler {
-  return async (req, res, next) => {
-    const caller = await authenticate(deps, await bearerKeyHash(req, res, limiter))
-    requireManagementKey(caller)
-    res.locals.caller = caller
-    next()
-  }
+export interface KeyHolder {
+  hash: string
+  now: Date
+  facts: KeyKvFacts
 }
 
-export function callerOf(res: Response): KeyRow {
-  return res.locals.caller as KeyRow
+export const keyHolder = defineAuth<KeyHolder>({
+  name: 'keyHolder',
+  security: ['bearer'],
+  errors: bearerErrors,
+})
+
+/**
+ * A management key: 401 for a missing, unknown, disabled or expired key, 429 over the key's rate,
+ * then 403 for a key that is not a management key, all before any input is looked at.
+ */
+export const managementKey = defineAuth<KeyRow>({
+  name: 'managementKey',
+  security: ['bearer'],
+  errors: {
+    ...bearerErrors,
+    api_key_disabled: bearerErrors.invalid_api_key,
+    api_key_expired: bearerErrors.invalid_api_key,
+    management_key_required: 'not a management key',
+  },
+})
+
+/** How key-info resolves its auth requirements, over the route dependencies. */
+export function keyInfoAuth(deps: RouteDeps): AuthBinding<unknown>[] {
+  return [
+    resolveWith(keyHolder, async (req, headers) => {
+      const hash = bearerHash(req)
+      // One kv round trip: the rate-limit step also brings back what the record read needs.
+      const now = deps.keys.clock.now()
+      const askedAt = performance.now()
+      const { decision, values } = await deps.limiter.consumeAndRead(hash, deps.readAhead.kvKeys(hash, now))
+      admit(headers, decision)
+      return { hash, now, facts: deps.readAhead.decode(values, askedAt) }
+    }),
+    resolveWith(managementKey, async (req, headers) => {
+      const hash = bearerHash(req)
+      admit(headers, await deps.limiter.consume(hash))
+      const caller = await authenticate(deps.keys, hash)
+      requireManagementKey(caller)
+      return caller
+    }),
+  ]
 }
 
-/** Key facts change with every usage event: no cache may keep them. */
-export const noStore: RequestHandler = (_req, res, next) => {
-  res.set('Cache-Control', 'no-store')
-  next()
-}
+/** Key facts change with every usage event: no cache may keep them, errors included. */
+export const NO_STORE = { 'Cache-Control': 'no-store' } as const

@@ -1,3 +1,4 @@
+import { operationsOver } from '@quartet/core/operation'
 import type { RateLimiter } from '@quartet/core/rate-limit'
 import type { KeyDeps } from '../domain/keys.ts'
 import type { KeyReadAhead } from '../domain/ports.ts'
@@ -10,3 +11,6 @@ export interface RouteDeps {
   limiter: RateLimiter
   readAhead: KeyReadAhead
 }
+
+/** key-info's operations, each over the route dependencies. */
+export const { define } = operationsOver<RouteDeps>()

@@ -1,6 +1,4 @@
-import type { OperationDoc } from '@quartet/core/openapi'
-import { inputOf, validate } from '@quartet/core/validate'
-import type { Express } from 'express'
+import { reply } from '@quartet/core/operation'
 import { z } from 'zod'
 import {
   createWorkspaceKey,
@@ -12,12 +10,11 @@ import {
 } from '../domain/keys.ts'
 import { usdToMicros } from '../domain/money.ts'
 import type { KeyPatch } from '../domain/ports.ts'
-import { callerOf, managementKey, noStore } from './auth.ts'
-import type { RouteDeps } from './deps.ts'
+import { managementKey, NO_STORE } from './auth.ts'
+import { define } from './deps.ts'
 import {
   spendShape,
   ZDataRegions,
-  ZError,
   ZKeyHash,
   ZLimitReset,
   ZUsd,
@@ -139,32 +136,52 @@ const micros = (usd: number | null | undefined) =>
 const date = (iso: string | null | undefined) =>
   iso === undefined ? undefined : iso === null ? null : new Date(iso)
 
-// --- routes -------------------------------------------------------------------------------------
+// --- operations ---------------------------------------------------------------------------------
 
-const list = { query: ZListKeysQuery }
-const create = { body: ZCreateKey }
-const one = { params: ZKeyParams }
-const patch = { params: ZKeyParams, body: ZUpdateKey }
+const workspaceErrors = {
+  workspace_not_found: 'workspace_id names a workspace this key cannot reach',
+} as const
+const keyErrors = { key_not_found: 'no such key in this workspace' } as const
 
-export function registerKeysRoutes(app: Express, deps: RouteDeps): void {
-  const auth = managementKey(deps.limiter, deps.keys)
-
-  app.get('/api/v1/keys', noStore, auth, validate(list), async (req, res) => {
-    const { query } = inputOf(list, req)
-    const data: TManagedKey[] = await listKeys(deps.keys, callerOf(res), {
+export const listKeysOperation = define({
+  name: 'listKeys',
+  summary: "List the workspace's keys (management key)",
+  tags: ['keys'],
+  route: { method: 'get', path: '/api/v1/keys' },
+  input: { query: ZListKeysQuery },
+  responses: { 200: { description: 'a page of keys, newest first', schema: ZKeyList } },
+  auth: managementKey,
+  errors: { bad_request: 'invalid input (nothing written)', ...workspaceErrors },
+  headers: NO_STORE,
+  async handler({ query }, { deps, caller }) {
+    const data: TManagedKey[] = await listKeys(deps.keys, caller, {
       offset: query.offset,
       limit: query.limit,
       includeDisabled: query.include_disabled,
       workspaceId: query.workspace_id,
     })
-    res.json({ data })
-  })
+    return reply(200, { data })
+  },
+})
 
-  app.post('/api/v1/keys', noStore, auth, validate(create), async (req, res) => {
-    const { body } = inputOf(create, req)
+export const createKeyOperation = define({
+  name: 'createKey',
+  summary: 'Create a key in the workspace (management key); the plaintext key is returned once',
+  tags: ['keys'],
+  route: { method: 'post', path: '/api/v1/keys' },
+  input: { body: ZCreateKey },
+  responses: { 201: { description: 'the new key', schema: ZCreatedKey } },
+  auth: managementKey,
+  errors: {
+    bad_request: 'invalid input (nothing written)',
+    ...workspaceErrors,
+    external_api_key_in_use: 'external.api_key is already the lookup key of another key',
+  },
+  headers: NO_STORE,
+  async handler({ body }, { deps, caller }) {
     const created = await createWorkspaceKey(
       deps.keys,
-      callerOf(res),
+      caller,
       {
         name: body.name,
         limitMicros: micros(body.limit) ?? null,
@@ -180,16 +197,36 @@ export function registerKeysRoutes(app: Express, deps: RouteDeps): void {
       },
       { workspaceId: body.workspace_id, creatorUserId: body.creator_user_id },
     )
-    res.status(201).json({ data: created.data, key: created.key })
-  })
+    return reply(201, { data: created.data, key: created.key })
+  },
+})
 
-  app.get('/api/v1/keys/:hash', noStore, auth, validate(one), async (req, res) => {
-    const { params } = inputOf(one, req)
-    res.json({ data: await getKey(deps.keys, callerOf(res), params.hash) })
-  })
+export const getKeyOperation = define({
+  name: 'getKey',
+  summary: 'One key of the workspace (management key)',
+  tags: ['keys'],
+  route: { method: 'get', path: '/api/v1/keys/:hash' },
+  input: { params: ZKeyParams },
+  responses: { 200: { description: 'the key', schema: ZKeyItem } },
+  auth: managementKey,
+  errors: { bad_request: 'invalid input (nothing written)', ...keyErrors },
+  headers: NO_STORE,
+  async handler({ params }, { deps, caller }) {
+    return reply(200, { data: await getKey(deps.keys, caller, params.hash) })
+  },
+})
 
-  app.patch('/api/v1/keys/:hash', noStore, auth, validate(patch), async (req, res) => {
-    const { params, body } = inputOf(patch, req)
+export const updateKeyOperation = define({
+  name: 'updateKey',
+  summary: 'Change a key of the workspace (management key)',
+  tags: ['keys'],
+  route: { method: 'patch', path: '/api/v1/keys/:hash' },
+  input: { params: ZKeyParams, body: ZUpdateKey },
+  responses: { 200: { description: 'the changed key', schema: ZKeyItem } },
+  auth: managementKey,
+  errors: { bad_request: 'invalid input (nothing written)', ...keyErrors },
+  headers: NO_STORE,
+  async handler({ params, body }, { deps, caller }) {
     const changes: KeyPatch = {
       name: body.name,
       disabled: body.disabled,
@@ -199,94 +236,29 @@ export function registerKeysRoutes(app: Express, deps: RouteDeps): void {
       expiresAt: date(body.expires_at),
       allowedDataRegions: body.allowed_data_regions,
     }
-    res.json({ data: await updateKey(deps.keys, callerOf(res), params.hash, changes) })
-  })
+    return reply(200, { data: await updateKey(deps.keys, caller, params.hash, changes) })
+  },
+})
 
-  app.delete('/api/v1/keys/:hash', noStore, auth, validate(one), async (req, res) => {
-    const { params } = inputOf(one, req)
-    res.json(await deleteKey(deps.keys, callerOf(res), params.hash))
-  })
-}
+export const deleteKeyOperation = define({
+  name: 'deleteKey',
+  summary: 'Delete a key of the workspace, with its rollups and events (management key)',
+  tags: ['keys'],
+  route: { method: 'delete', path: '/api/v1/keys/:hash' },
+  input: { params: ZKeyParams },
+  responses: { 200: { description: 'deleted', schema: ZDeleted } },
+  auth: managementKey,
+  errors: { bad_request: 'invalid input (nothing written)', ...keyErrors },
+  headers: NO_STORE,
+  async handler({ params }, { deps, caller }) {
+    return reply(200, await deleteKey(deps.keys, caller, params.hash))
+  },
+})
 
-// --- OpenAPI ------------------------------------------------------------------------------------
-
-const errors = {
-  400: { description: 'invalid input (nothing written)', schema: ZError },
-  401: { description: 'missing, unknown, disabled or expired key', schema: ZError },
-  403: { description: 'not a management key', schema: ZError },
-  429: { description: 'per-key rate limit', schema: ZError, headers: { 'Retry-After': 'seconds' } },
-}
-
-export const keysOperations: OperationDoc[] = [
-  {
-    method: 'get',
-    path: '/api/v1/keys',
-    operationId: 'listKeys',
-    summary: "List the workspace's keys (management key)",
-    tags: ['keys'],
-    security: ['bearer'],
-    request: list,
-    responses: {
-      200: { description: 'a page of keys, newest first', schema: ZKeyList },
-      ...errors,
-      404: { description: 'workspace_id names a workspace this key cannot reach', schema: ZError },
-    },
-  },
-  {
-    method: 'post',
-    path: '/api/v1/keys',
-    operationId: 'createKey',
-    summary: 'Create a key in the workspace (management key); the plaintext key is returned once',
-    tags: ['keys'],
-    security: ['bearer'],
-    request: create,
-    responses: {
-      201: { description: 'the new key', schema: ZCreatedKey },
-      ...errors,
-      404: { description: 'workspace_id names a workspace this key cannot reach', schema: ZError },
-      409: { description: 'external.api_key is already the lookup key of another key', schema: ZError },
-    },
-  },
-  {
-    method: 'get',
-    path: '/api/v1/keys/:hash',
-    operationId: 'getKey',
-    summary: 'One key of the workspace (management key)',
-    tags: ['keys'],
-    security: ['bearer'],
-    request: one,
-    responses: {
-      200: { description: 'the key', schema: ZKeyItem },
-      ...errors,
-      404: { description: 'no such key in this workspace', schema: ZError },
-    },
-  },
-  {
-    method: 'patch',
-    path: '/api/v1/keys/:hash',
-    operationId: 'updateKey',
-    summary: 'Change a key of the workspace (management key)',
-    tags: ['keys'],
-    security: ['bearer'],
-    request: patch,
-    responses: {
-      200: { description: 'the changed key', schema: ZKeyItem },
-      ...errors,
-      404: { description: 'no such key in this workspace', schema: ZError },
-    },
-  },
-  {
-    method: 'delete',
-    path: '/api/v1/keys/:hash',
-    operationId: 'deleteKey',
-    summary: 'Delete a key of the workspace, with its rollups and events (management key)',
-    tags: ['keys'],
-    security: ['bearer'],
-    request: one,
-    responses: {
-      200: { description: 'deleted', schema: ZDeleted },
-      ...errors,
-      404: { description: 'no such key in this workspace', schema: ZError },
-    },
-  },
+export const keysOperations = [
+  listKeysOperation,
+  createKeyOperation,
+  getKeyOperation,
+  updateKeyOperation,
+  deleteKeyOperation,
 ]

@@ -1,12 +1,10 @@
-import type { OperationDoc } from '@quartet/core/openapi'
-import { inputOf, validate } from '@quartet/core/validate'
-import type { Express } from 'express'
+import { reply } from '@quartet/core/operation'
 import { z } from 'zod'
 import { usdToMicros } from '../domain/money.ts'
 import { recordUsage } from '../domain/usage.ts'
-import { callerOf, managementKey, noStore } from './auth.ts'
-import type { RouteDeps } from './deps.ts'
-import { ZError, ZKeyHash, ZUsd, ZUtcTimestamp } from './schemas.ts'
+import { managementKey, NO_STORE } from './auth.ts'
+import { define } from './deps.ts'
+import { ZKeyHash, ZUsd, ZUtcTimestamp } from './schemas.ts'
 
 export const MAX_EVENTS_PER_REQUEST = 1000
 
@@ -66,57 +64,36 @@ export const ZRecordUsageResponse = z
   })
   .strict()
 
-const record = { body: ZRecordUsage }
-
-export function registerUsageRoute(app: Express, deps: RouteDeps): void {
-  app.post(
-    '/api/v1/usage',
-    noStore,
-    managementKey(deps.limiter, deps.keys),
-    validate(record),
-    async (req, res) => {
-      const { body } = inputOf(record, req)
-      const data = await recordUsage(
-        deps.usage,
-        callerOf(res).workspaceId,
-        body.events.map((e) => ({
-          id: e.id,
-          keyHash: e.key_hash,
-          amountMicros: usdToMicros(e.amount)!,
-          byok: e.byok,
-          freeModel: e.free_model,
-          occurredAt: e.occurred_at === undefined ? null : new Date(e.occurred_at),
-        })),
-      )
-      res.json({ data })
-    },
-  )
-}
-
-export const usageOperations: OperationDoc[] = [
-  {
-    method: 'post',
-    path: '/api/v1/usage',
-    operationId: 'recordUsage',
-    summary: "Record usage events for the workspace's keys (management key); idempotent by event id",
-    tags: ['usage'],
-    security: ['bearer'],
-    request: record,
-    responses: {
-      200: {
-        description: 'a result per event: accepted, duplicate or rejected',
-        schema: ZRecordUsageResponse,
-      },
-      400: { description: 'invalid batch (nothing written)', schema: ZError },
-      401: { description: 'missing, unknown, disabled or expired key', schema: ZError },
-      403: { description: 'not a management key', schema: ZError },
-      413: { description: 'body over BODY_LIMIT', schema: ZError },
-      422: {
-        description:
-          "the batch would take a key's all-time usage past 1 000 000 000 000 USD (nothing written)",
-        schema: ZError,
-      },
-      429: { description: 'per-key rate limit', schema: ZError, headers: { 'Retry-After': 'seconds' } },
-    },
+export const recordUsageOperation = define({
+  name: 'recordUsage',
+  summary: "Record usage events for the workspace's keys (management key); idempotent by event id",
+  tags: ['usage'],
+  route: { method: 'post', path: '/api/v1/usage' },
+  input: { body: ZRecordUsage },
+  responses: {
+    200: { description: 'a result per event: accepted, duplicate or rejected', schema: ZRecordUsageResponse },
   },
-]
+  auth: managementKey,
+  errors: {
+    bad_request: 'invalid batch (nothing written)',
+    payload_too_large: 'body over BODY_LIMIT',
+    key_total_limit_exceeded:
+      "the batch would take a key's all-time usage past 1 000 000 000 000 USD (nothing written)",
+  },
+  headers: NO_STORE,
+  async handler({ body }, { deps, caller }) {
+    const data = await recordUsage(
+      deps.usage,
+      caller.workspaceId,
+      body.events.map((e) => ({
+        id: e.id,
+        keyHash: e.key_hash,
+        amountMicros: usdToMicros(e.amount)!,
+        byok: e.byok,
+        freeModel: e.free_model,
+        occurredAt: e.occurred_at === undefined ? null : new Date(e.occurred_at),
+      })),
+    )
+    return reply(200, { data })
+  },
+})

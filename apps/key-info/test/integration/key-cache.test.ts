@@ -1,7 +1,7 @@
 import { hashToken } from '@quartet/core/auth'
 import { fixedClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { recordUsage } from '../../src/domain/usage.ts'
 import { usageWindows } from '../../src/domain/windows.ts'
 import { createKeyVersions } from '../../src/store/key-record-cache.ts'

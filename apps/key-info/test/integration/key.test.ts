@@ -1,11 +1,10 @@
-import request from 'supertest'
 import { fixedClock } from '@quartet/core/clock'
 import { hashToken } from '@quartet/core/auth'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
 import { type TKeyRecord, ZKeyResponse } from '../../src/http/key.ts'
 import type { KeyRecord } from '../../src/domain/keys.ts'
 import { createApp } from '../../src/app.ts'
-import { silentLogger } from '@quartet/core/testing'
+import { request, silentLogger } from '@quartet/core/testing'
 import { testConfig } from '../helpers.ts'
 import { createDb } from '../../src/store/db.ts'
 

@@ -1,4 +1,4 @@
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { fixedClock } from '@quartet/core/clock'
 import { randomBytes } from 'node:crypto'
 import { hashToken } from '@quartet/core/auth'

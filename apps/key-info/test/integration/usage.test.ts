@@ -1,6 +1,5 @@
-import request from 'supertest'
 import { fixedClock } from '@quartet/core/clock'
-import { startTestServer } from '@quartet/core/testing'
+import { request, startTestServer } from '@quartet/core/testing'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'
 
 const deps = useKeyInfoDeps()

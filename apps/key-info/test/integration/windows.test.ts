@@ -1,4 +1,4 @@
-import request from 'supertest'
+import { request } from '@quartet/core/testing'
 import { fixedClock } from '@quartet/core/clock'
 import type { LimitReset } from '../../src/domain/ports.ts'
 import { bearer, buildApp, mintKey, useKeyInfoDeps } from '../helpers.ts'

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import { generateToken, hashToken } from '@quartet/core/auth'
-import type { AuthCodeRecord, AuthCodeRepository } from '../store/auth-code-repository.ts'
+import type { AuthCodeRecord, AuthCodesPort } from './ports.ts'
+import type { TSettings } from './settings.ts'
 
 export type AuthScope = 'downloads' | 'size' | 'both'
 
@@ -12,7 +13,7 @@ export const authCodeStatus = (c: AuthCodeRecord, now: Date) =>
 /** One-time authorization codes for unlimited mode. The code is shown once; only its hash is kept. */
 export class AuthCodes {
   constructor(
-    private readonly repo: AuthCodeRepository,
+    private readonly repo: AuthCodesPort,
     private readonly clock: Clock,
   ) {}
 
@@ -44,6 +45,17 @@ export class AuthCodes {
       if (record.scope !== 'both' && record.scope !== need)
         throw new ApiError('auth_code_scope', `the authorization code does not grant unlimited ${need}`)
     return record
+  }
+
+  /** `check`, once the settings allow unlimited mode at all (403 `unlimited_disabled` otherwise). */
+  async requireUnlimited(
+    s: TSettings,
+    code: string | undefined,
+    needs: Array<'downloads' | 'size'>,
+  ): Promise<AuthCodeRecord> {
+    if (!s.unlimitedEnabled)
+      throw new ApiError('unlimited_disabled', 'unlimited mode is switched off on this server')
+    return this.check(code, needs)
   }
 
   /** Throws the reason a known code cannot be used (again). */

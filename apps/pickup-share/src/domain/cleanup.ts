@@ -1,7 +1,7 @@
 import type { Clock } from '@quartet/core/clock'
 import type { Logger } from '@quartet/core/log'
-import type { ShareRepository } from '../store/share-repository.ts'
-import type { ShareService } from './shares.ts'
+import type { IssuedUploadsPort, SharesPort } from './ports.ts'
+import type { ShareRemoval } from './share-removal.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { StorageRegistry } from './storage.ts'
 
@@ -21,8 +21,9 @@ export interface CleanupResult {
 export class Cleanup {
   constructor(
     private readonly d: {
-      shares: ShareRepository
-      service: ShareService
+      shares: Pick<SharesPort, 'findEnded' | 'forgetEnded' | 'sharedPathnames'>
+      uploads: Pick<IssuedUploadsPort, 'issuedUploads' | 'pendingPathnames'>
+      removal: Pick<ShareRemoval, 'remove'>
       reservations: UploadReservations
       storage: StorageRegistry
       clock: Clock
@@ -44,7 +45,7 @@ export class Cleanup {
     const now = this.d.clock.now()
     const ids = await this.d.shares.findEnded(now, new Date(now.getTime() - 3_600_000))
     let removed = 0
-    for (const id of ids) if (await this.d.service.removeShare(id)) removed++
+    for (const id of ids) if (await this.d.removal.remove(id)) removed++
     await this.d.shares.forgetEnded(now)
     return removed
   }
@@ -54,7 +55,7 @@ export class Cleanup {
     const result: CleanupResult = { removedFiles: 0, freedBytes: 0, ...(await this.removePartials()) }
     for (const driver of this.d.storage.all()) {
       const shared = await this.d.shares.sharedPathnames(driver.instance)
-      const pending = await this.d.shares.pendingPathnames(driver.instance, cutoff)
+      const pending = await this.d.uploads.pendingPathnames(driver.instance, cutoff)
       for await (const object of driver.list()) {
         if (shared.has(object.pathname) || pending.has(object.pathname)) continue
         // An object nobody issued (or whose record is gone) gets the same grace as an upload.
@@ -104,7 +105,7 @@ export class Cleanup {
 
   /** True when the object's upload permission is older than the cutoff (and it was never shared). */
   private async issuedBefore(storeInstance: string, pathname: string, cutoff: Date): Promise<boolean> {
-    const [issued] = await this.d.shares.issuedUploads([{ storeInstance, pathname }])
+    const [issued] = await this.d.uploads.issuedUploads([{ storeInstance, pathname }])
     return issued !== undefined && issued.shareId === null && issued.createdAt <= cutoff
   }
 

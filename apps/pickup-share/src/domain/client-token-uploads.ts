@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
-import type { ShareRepository } from '../store/share-repository.ts'
+import type { IssuedUploadsPort } from './ports.ts'
 import { ZFileName } from './filenames.ts'
 import type { SettingsService } from './settings.ts'
-import type { ShareService } from './shares.ts'
+import type { UploadPermissions } from './upload-permissions.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
@@ -35,8 +35,8 @@ export interface ClientTokenRequest {
 export class ClientTokenUploads {
   constructor(
     private readonly d: {
-      shares: ShareService
-      shareRepo: ShareRepository
+      permissions: Pick<UploadPermissions, 'requestUpload' | 'receiveBlobUpload'>
+      uploads: Pick<IssuedUploadsPort, 'issuedUploads'>
       reservations: UploadReservations
       settings: SettingsService
       tokens: UploadTokens
@@ -63,7 +63,7 @@ export class ClientTokenUploads {
     const declared = declaredFile(req.clientPayload)
     const s = await this.d.settings.get()
     const size = declared.size ?? s.maxFileSizeBytes
-    const grant = await this.d.shares.requestUpload({
+    const grant = await this.d.permissions.requestUpload({
       store: 'blob',
       name: name.data,
       size,
@@ -107,12 +107,12 @@ export class ClientTokenUploads {
         'bad_request',
         `"pathname" ${JSON.stringify(clientPathname ?? '')} does not match the token payload`,
       )
-    const { pathname, size } = await this.d.shares.receiveBlobUpload(token, acceptBody, declaredLength, {
+    const { pathname, size } = await this.d.permissions.receiveBlobUpload(token, acceptBody, declaredLength, {
       kind: 'blob',
     })
     if (claims.size === null) {
       // No size was declared: the permission becomes one for exactly what arrived.
-      const [row] = await this.d.shareRepo.issuedUploads([{ storeInstance: claims.instance, pathname }])
+      const [row] = await this.d.uploads.issuedUploads([{ storeInstance: claims.instance, pathname }])
       if (row && row.shareId === null) await this.d.reservations.shrink(row, size)
     }
     return { pathname, size, proof: this.d.tokens.proofOf(claims.instance, pathname) }

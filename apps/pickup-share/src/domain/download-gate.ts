@@ -1,6 +1,6 @@
 import type { Clock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
-import type { ShareRepository, TransferPayment } from '../store/share-repository.ts'
+import type { DownloadCountPort, TransferPayment } from './ports.ts'
 
 const counterKey = (shareId: string) => `dl:${shareId}`
 const inflightKey = (shareId: string) => `inflight:${shareId}`
@@ -31,7 +31,7 @@ export interface Reservation {
 export class DownloadGate {
   constructor(
     private readonly kv: KeyValueStore,
-    private readonly shares: ShareRepository,
+    private readonly shares: DownloadCountPort,
     private readonly clock: Clock,
     /** Told when a kv step failed (the caller logs it, not once per download). */
     private readonly onKvFailure: (err: unknown) => void = () => {},

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
-import type { TransferKey, TransferRepository } from '../store/transfer-repository.ts'
+import type { TransferKey, TransfersPort } from './ports.ts'
 import type { DownloadGate, Reservation } from './download-gate.ts'
 import type { ByteRange } from './storage.ts'
 
@@ -145,7 +145,7 @@ export class DownloadTransfers {
 
   constructor(
     private readonly d: {
-      repo: TransferRepository
+      repo: TransfersPort
       gate: DownloadGate
       clock: Clock
       rule: ResumeRule

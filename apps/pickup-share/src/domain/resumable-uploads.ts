@@ -1,9 +1,9 @@
 import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
-import type { ShareRepository } from '../store/share-repository.ts'
+import type { IssuedUploadsPort } from './ports.ts'
 import type { ResumableDataPort } from './ports.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 import type { UploadReservations } from './upload-reservations.ts'
 import type { UploadTokens } from './upload-token.ts'
 
@@ -20,8 +20,8 @@ export const RESUMABLE_KINDS = ['blob', 'bucket'] as const
 export class ResumableUploads {
   constructor(
     private readonly d: {
-      shares: ShareRepository
-      instances: StoreInstances
+      uploads: IssuedUploadsPort
+      instances: StorageInstances
       reservations: UploadReservations
       tokens: UploadTokens
       data: ResumableDataPort
@@ -66,7 +66,7 @@ export class ResumableUploads {
       )
     const now = this.d.clock.now()
     const until = new Date(now.getTime() + this.d.expiryMs)
-    if (!(await this.d.shares.markResumableStarted(instance, claims.pathname, now, until)))
+    if (!(await this.d.uploads.markResumableStarted(instance, claims.pathname, now, until)))
       throw new ApiError(
         'upload_exists',
         'this permission has been used for an upload already (resume it at its upload URL, or ask for a new permission)',
@@ -76,25 +76,25 @@ export class ResumableUploads {
 
   /** The store could not create the upload: the permission is unused again. */
   async creationFailed(instance: string, pathname: string): Promise<void> {
-    await this.d.shares.clearResumableStart(instance, pathname)
+    await this.d.uploads.clearResumableStart(instance, pathname)
   }
 
   /** The last byte arrived: the file stays until shared or orphaned, no longer as a tus upload. */
   async finished(instance: string, pathname: string): Promise<void> {
-    const [row] = await this.d.shares.issuedUploads([{ storeInstance: instance, pathname }])
-    if (row) await this.d.shares.clearResumable(row.id)
+    const [row] = await this.d.uploads.issuedUploads([{ storeInstance: instance, pathname }])
+    if (row) await this.d.uploads.clearResumable(row.id)
   }
 
   /** The client terminated an unfinished upload (tus termination): its reservation goes back now. */
   async terminated(instance: string, pathname: string): Promise<void> {
-    const [row] = await this.d.shares.issuedUploads([{ storeInstance: instance, pathname }])
+    const [row] = await this.d.uploads.issuedUploads([{ storeInstance: instance, pathname }])
     if (!row || row.shareId !== null || row.resumableUntil === null) return
     await this.d.reservations.storeHadNoRoom(instance, pathname)
   }
 
   /** Past its expiry, or gone already (swept, or never a resumable upload of this store). */
   async expired(instance: string, pathname: string): Promise<boolean> {
-    const [row] = await this.d.shares.issuedUploads([{ storeInstance: instance, pathname }])
+    const [row] = await this.d.uploads.issuedUploads([{ storeInstance: instance, pathname }])
     if (!row || row.resumableUntil === null) return !row
     return row.resumableUntil.getTime() <= this.d.clock.now().getTime()
   }
@@ -105,14 +105,14 @@ export class ResumableUploads {
    */
   async sweepExpired(): Promise<number> {
     let expired = 0
-    for (const row of await this.d.shares.expiredResumableUploads(this.d.clock.now())) {
+    for (const row of await this.d.uploads.expiredResumableUploads(this.d.clock.now())) {
       try {
         if ((await this.d.data.expireIfUnfinished(row.storeInstance, row.pathname)) === 'finished') {
           // Finished (the finish hook did not get to record it): kept until shared or orphaned.
-          await this.d.shares.clearResumable(row.id)
+          await this.d.uploads.clearResumable(row.id)
           continue
         }
-        if (await this.d.shares.deleteIssuedUploadIfUnshared(row.id)) {
+        if (await this.d.uploads.deleteIssuedUploadIfUnshared(row.id)) {
           await this.d.reservations.releaseRow(row)
           expired++
         }

@@ -1,6 +1,6 @@
 import { ApiError } from '@quartet/core/errors'
 import { z } from 'zod'
-import type { SettingsRepository } from '../store/settings-repository.ts'
+import type { SettingsPort } from './ports.ts'
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max)
 
@@ -72,7 +72,7 @@ export class SettingsService {
   /** The last value read and what it parsed to: most reads find the same value again. */
   private last: { stored: string; settings: Readonly<TSettings> } | undefined
 
-  constructor(private readonly repo: SettingsRepository) {}
+  constructor(private readonly repo: SettingsPort) {}
 
   /**
    * The settings as stored now (read on every call: another replica may have changed them), as

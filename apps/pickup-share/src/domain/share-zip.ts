@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto'
 import { type Readable, Transform, type TransformCallback } from 'node:stream'
 import { ZipFile } from 'yazl'
+import { strongEtag } from './downloads.ts'
 import { downloadName } from './filenames.ts'
+import type { ShareRecord } from './ports.ts'
 
 /**
  * The transfer key of a whole-share archive (download all). Share paths are `<random>/<name>`,
@@ -89,4 +92,11 @@ export function sliceOf(source: Readable, start: number, end: number): Readable 
   source.once('error', (err) => slice.destroy(err))
   slice.once('close', () => source.destroy())
   return source.pipe(slice)
+}
+
+/** The strong ETag of a share's archive: its files (each named by its own strong ETag), in order. */
+export function archiveEtag(share: ShareRecord): string {
+  const h = createHash('sha256').update(`archive\n${share.id}\n${share.createdAt.toISOString()}`)
+  for (const f of share.files) h.update(`\n${f.name}\n${strongEtag(f)}`)
+  return `"${h.digest('base64url').slice(0, 27)}"`
 }

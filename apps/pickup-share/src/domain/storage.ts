@@ -33,7 +33,7 @@ export interface ByteRange {
 
 /**
  * A stream from `openRead` that can also write itself to a connection, with buffers it reuses
- * instead of a new one a chunk (the blob store's files, storage/file-range-stream.ts). The
+ * instead of a new one a chunk (the blob store's files, drivers/file-range-stream.ts). The
  * HTTP layer uses it for a download when the stream has it, and reads the stream otherwise.
  * `handed` is told each chunk's size before it is given to `out` (a Promise it returns is
  * waited for; its rejection ends the send); the promise settles once the

@@ -2,10 +2,15 @@ import type { Clock } from '@quartet/core/clock'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import { type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
-import { type AllowanceRepository, EVERYONE, onStore } from '../store/allowance-repository.ts'
-import type { IssuedUploadRecord, ShareRepository } from '../store/share-repository.ts'
+import {
+  type AllowancesPort,
+  EVERYONE,
+  type IssuedUploadRecord,
+  type IssuedUploadsPort,
+  onStore,
+} from './ports.ts'
 import type { StorageDriver, StoreKind } from './storage.ts'
-import type { StoreInstances } from './store-instances.ts'
+import type { StorageInstances } from './storage-instances.ts'
 import { limitExceeded } from './window-counters.ts'
 
 export interface UploadLimits {
@@ -62,9 +67,9 @@ type Held = Pick<IssuedUploadRecord, 'store' | 'storeInstance' | 'size' | 'clien
 export class UploadReservations {
   constructor(
     private readonly d: {
-      shares: ShareRepository
-      allowances: AllowanceRepository
-      instances: StoreInstances
+      uploads: IssuedUploadsPort
+      allowances: AllowancesPort
+      instances: StorageInstances
       limits: UploadLimits
       clock: Clock
       logger: Logger
@@ -124,7 +129,7 @@ export class UploadReservations {
     await this.releaseAllowances(driver.kind, clientKey, bytes)
   }
 
-  /** The file was shared: the instance bytes became used bytes (StoreInstances.commit); allowances back. */
+  /** The file was shared: the instance bytes became used bytes (StorageInstances.commit); allowances back. */
   async shared(held: Held): Promise<void> {
     if (held.clientKey !== null) await this.releaseAllowances(held.store, held.clientKey, held.size)
   }
@@ -154,7 +159,7 @@ export class UploadReservations {
     const now = this.d.clock.now().getTime()
     const cutoff = new Date(now - this.timeToBegin)
     let released = 0
-    for (const row of await this.d.shares.unusedIssuedUploads(cutoff, filter)) {
+    for (const row of await this.d.uploads.unusedIssuedUploads(cutoff, filter)) {
       if (this.releasedAt(row.store, row.createdAt) > now) continue
       const driver = await this.d.instances.driver(row.storeInstance)
       try {
@@ -167,7 +172,7 @@ export class UploadReservations {
         )
         continue
       }
-      if (!(await this.d.shares.deleteIssuedUploadIfUnshared(row.id, { unstarted: true }))) continue
+      if (!(await this.d.uploads.deleteIssuedUploadIfUnshared(row.id, { unstarted: true }))) continue
       await this.released(row)
       released++
     }
@@ -177,8 +182,8 @@ export class UploadReservations {
   /** Gives back the reservations of permissions older than `cutoff` that were never shared (orphans). */
   async releaseStale(cutoff: Date): Promise<number> {
     let released = 0
-    for (const row of await this.d.shares.staleIssuedUploads(cutoff)) {
-      if (!(await this.d.shares.deleteIssuedUploadIfUnshared(row.id))) continue
+    for (const row of await this.d.uploads.staleIssuedUploads(cutoff)) {
+      if (!(await this.d.uploads.deleteIssuedUploadIfUnshared(row.id))) continue
       await this.released(row)
       released++
     }
@@ -190,9 +195,9 @@ export class UploadReservations {
    * once, everywhere, instead of waiting for expiry or orphan clean-up.
    */
   async storeHadNoRoom(storeInstance: string, pathname: string): Promise<void> {
-    const [row] = await this.d.shares.issuedUploads([{ storeInstance, pathname }])
+    const [row] = await this.d.uploads.issuedUploads([{ storeInstance, pathname }])
     if (!row || row.shareId !== null) return
-    if (await this.d.shares.deleteIssuedUploadIfUnshared(row.id)) await this.released(row)
+    if (await this.d.uploads.deleteIssuedUploadIfUnshared(row.id)) await this.released(row)
   }
 
   /** The allowances of permissions deleted with their storage instance. */
@@ -217,7 +222,7 @@ export class UploadReservations {
    */
   async shrink(row: Held & { id: string }, to: number): Promise<boolean> {
     if (to >= row.size) return to === row.size
-    if (!(await this.d.shares.shrinkIssuedUpload(row.id, row.size, to))) return false
+    if (!(await this.d.uploads.shrinkIssuedUpload(row.id, row.size, to))) return false
     await this.released({ ...row, size: row.size - to })
     return true
   }
@@ -250,7 +255,7 @@ export class UploadReservations {
     const client = key === EVERYONE ? null : key.slice(key.indexOf('@') + 1)
     if ((await this.releaseUnused(client === null ? {} : { clientKey: client })) > 0)
       if (await allowances.reserve(key, bytes, limit, share)) return
-    const oldest = await this.d.shares.oldestUnusedIssued(client)
+    const oldest = await this.d.uploads.oldestUnusedIssued(client)
     const freedAt = oldest
       ? this.releasedAt(oldest.store, oldest.createdAt)
       : this.d.clock.now().getTime() + this.timeToBegin

@@ -263,7 +263,7 @@ export function registerAdmin(app: Express, s: Services): void {
 
   app.get('/api/admin/shares', validate(listSchemas), async (req, res) => {
     const { query } = inputOf(listSchemas, req)
-    const { items, total } = await s.shares.listShares(query)
+    const { items, total } = await s.shareAdmin.listShares(query)
     res.json({
       items: items.map((sh) => ({
         code: sh.code,
@@ -292,7 +292,7 @@ export function registerAdmin(app: Express, s: Services): void {
 
   app.delete('/api/admin/shares', validate(deleteSchemas), async (req, res) => {
     const { body } = inputOf(deleteSchemas, req)
-    const share = await s.shares.removeShareByCode(body.code)
+    const share = await s.shareAdmin.removeShareByCode(body.code)
     await audit(req, res, 'share.delete', body.code, { files: share.files.length })
     res.json({ deleted: true, code: body.code })
   })

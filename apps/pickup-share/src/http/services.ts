@@ -6,18 +6,32 @@ import type { GuessGuard } from '../domain/guess-guard.ts'
 import type { SharePasswords } from '../domain/share-passwords.ts'
 import type { LoginGuard } from '../domain/login-guard.ts'
 import type { Cleanup } from '../domain/cleanup.ts'
+import type { ConnectionTests } from '../domain/connection-tests.ts'
 import type { SettingsService } from '../domain/settings.ts'
-import type { ShareService } from '../domain/shares.ts'
+import type { Pickup } from '../domain/pickup.ts'
+import type { ShareAdmin } from '../domain/share-admin.ts'
+import type { ShareDownloads } from '../domain/share-downloads.ts'
+import type { ShareCreation } from '../domain/shares.ts'
+import type { UploadPermissions } from '../domain/upload-permissions.ts'
 import type { StorageRegistry } from '../domain/storage.ts'
-import type { StoreInstances } from '../domain/store-instances.ts'
+import type { StorageInstances } from '../domain/storage-instances.ts'
 import type { AuditRepository } from '../store/audit-repository.ts'
 import type { ClientTokenUploads } from '../domain/client-token-uploads.ts'
 import type { ResumableUploads } from '../domain/resumable-uploads.ts'
-import type { TusEndpoints } from '../storage/tus-endpoints.ts'
+import type { TusEndpoints } from '../drivers/tus-endpoints.ts'
 
 /** What the HTTP adapters call into. */
 export interface Services {
-  shares: ShareService
+  /** Upload permissions, the uploads our server receives, the unlimited-mode check. */
+  uploads: UploadPermissions
+  /** Creating a share. */
+  sharing: ShareCreation
+  /** Taking a share by code or link. */
+  pickup: Pickup
+  /** Downloads of a share's files and of the whole share as an archive. */
+  downloads: ShareDownloads
+  /** The admin's list of shares, and deleting one. */
+  shareAdmin: ShareAdmin
   cleanup: Cleanup
   authCodes: AuthCodes
   settings: SettingsService
@@ -27,7 +41,9 @@ export interface Services {
   audit: AuditRepository
   storage: StorageRegistry
   /** Storage instances with quotas (admin /api/admin/stores). */
-  instances: StoreInstances
+  instances: StorageInstances
+  /** The admin's connection test of an instance. */
+  connectionTests: ConnectionTests
   logger: Logger
   /** Origins accepted on state-changing admin requests; empty: the request's own origin. */
   adminAllowedOrigins: string[]

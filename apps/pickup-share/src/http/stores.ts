@@ -3,7 +3,8 @@ import type { Express, Request, Response } from 'express'
 import type { OperationDoc } from '@quartet/core/openapi'
 import { inputOf, validate } from '@quartet/core/validate'
 import { z } from 'zod'
-import { type InstanceView, PROBE_REASONS } from '../domain/store-instances.ts'
+import { PROBE_REASONS } from '../domain/connection-tests.ts'
+import type { InstanceView } from '../domain/storage-instances.ts'
 import { clientIp, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -157,7 +158,7 @@ export function registerStores(app: Express, s: Services): void {
   // Changes nothing, so not audited; answers 200 either way (the test ran), ok false with the step that failed.
   app.post('/api/admin/stores/test', validate(testSchemas), async (req, res) => {
     const { body } = inputOf(testSchemas, req)
-    res.json(await s.instances.testConnection(body))
+    res.json(await s.connectionTests.testConnection(body))
   })
 
   app.delete('/api/admin/stores', validate(deleteSchemas), async (req, res) => {

@@ -2,7 +2,7 @@ import type { Express, Request } from 'express'
 import { ApiError, DEPENDENCY_RETRY_AFTER_SECONDS } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'
 import type { ResumableUploads } from '../domain/resumable-uploads.ts'
-import { TUS_UPLOAD_ID, type TusEndpoints } from '../storage/tus-endpoints.ts'
+import { TUS_UPLOAD_ID, type TusEndpoints } from '../drivers/tus-endpoints.ts'
 
 export const TUS_BASE_PATH = '/api/tus'
 

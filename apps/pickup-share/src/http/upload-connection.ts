@@ -1,6 +1,7 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { PassThrough, type Readable } from 'node:stream'
+import { onServer } from '@quartet/core/http'
 import type { Express } from 'express'
 
 /**
@@ -27,24 +28,18 @@ const CONTINUE_OWED = Symbol('continueOwed')
 type Deferrable = IncomingMessage & { [CONTINUE_OWED]?: boolean }
 
 /**
- * Makes every server the app listens on (main via core's serve, tests via startTestServer) leave
- * `100 Continue` of `isStreamedUpload` requests to the route. Other requests get it at once, as
- * node would send it.
+ * Makes every server core makes for the app (main via core's serve, tests via startTestServer)
+ * leave `100 Continue` of `isStreamedUpload` requests to the route. Other requests get it at
+ * once, as node would send it.
  */
-export function deferContinueOnListen(
-  app: Express,
-  isStreamedUpload: (req: IncomingMessage) => boolean,
-): void {
-  const listen = app.listen.bind(app) as (...args: unknown[]) => Server
-  app.listen = ((...args: unknown[]) => {
-    const server = listen(...args)
+export function deferContinue(app: Express, isStreamedUpload: (req: IncomingMessage) => boolean): void {
+  onServer(app, (server) => {
     server.on('checkContinue', (req: Deferrable, res: ServerResponse) => {
       if (isStreamedUpload(req)) req[CONTINUE_OWED] = true
       else res.writeContinue()
       server.emit('request', req, res)
     })
-    return server
-  }) as Express['listen']
+  })
 }
 
 /** The upload will be taken: a client waiting for `100 Continue` may send its body now. */

@@ -103,7 +103,7 @@ export const uploadOperations: OperationDoc[] = [
 export function registerUpload(app: Express, s: Services): void {
   app.post('/api/upload', validate(uploadSchemas), async (req, res) => {
     const { body } = inputOf(uploadSchemas, req)
-    const grant = await s.shares.requestUpload({
+    const grant = await s.uploads.requestUpload({
       ...body,
       clientIp: clientIp(req),
       clientKey: clientKey(req, s),
@@ -134,7 +134,7 @@ export function registerUpload(app: Express, s: Services): void {
           throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
         const length = req.headers['content-length']
         const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
-        const result = await s.shares.receiveBlobUpload(
+        const result = await s.uploads.receiveBlobUpload(
           req.get('x-upload-token'),
           () => {
             acceptBody(req, res)

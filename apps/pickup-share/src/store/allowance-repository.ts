@@ -1,18 +1,13 @@
 import { Prisma } from '../generated/prisma/client.ts'
+import { type AllowancesPort, EVERYONE, onStore } from '../domain/ports.ts'
 import type { Db } from './db.ts'
-
-/** The key of everyone's allowance row. */
-export const EVERYONE = '*'
-
-/** The key of what one client holds on one kind of store (issue 48 item 3: its part of that store). */
-export const onStore = (kind: string, clientKey: string) => `${kind}@${clientKey}`
 
 /**
  * Bytes reserved by unshared upload permissions, per client and for everyone ("*"). A reservation
  * is one conditional UPDATE (`reserved_bytes <= limit - size`, which Postgres re-checks under the
  * row lock), so parallel permissions never overshoot a limit; a missing row is created first.
  */
-export class AllowanceRepository {
+export class AllowanceRepository implements AllowancesPort {
   constructor(private readonly db: Db) {}
 
   /**

@@ -1,17 +1,5 @@
+import type { AuthCodeRecord, AuthCodesPort, NewAuthCode } from '../domain/ports.ts'
 import type { Db } from './db.ts'
-
-export interface AuthCodeRecord {
-  id: string
-  hint: string
-  note: string | null
-  scope: 'downloads' | 'size' | 'both'
-  createdAt: Date
-  expiresAt: Date
-  usedAt: Date | null
-  usedByShareId: string | null
-  usedByShareCode: string | null
-  revokedAt: Date | null
-}
 
 type Row = Omit<AuthCodeRecord, 'scope'> & { scope: string; codeHash: string }
 
@@ -20,17 +8,10 @@ const toRecord = ({ codeHash: _hash, ...row }: Row): AuthCodeRecord => ({
   scope: row.scope as AuthCodeRecord['scope'],
 })
 
-export class AuthCodeRepository {
+export class AuthCodeRepository implements AuthCodesPort {
   constructor(private readonly db: Db) {}
 
-  async create(c: {
-    id: string
-    codeHash: string
-    hint: string
-    note: string | null
-    scope: string
-    expiresAt: Date
-  }) {
+  async create(c: NewAuthCode): Promise<AuthCodeRecord> {
     return toRecord(await this.db.authCode.create({ data: c }))
   }
 

@@ -1,19 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts'
+import type { InstancePatch, InstanceRecord, InstancesPort, NewInstance } from '../domain/ports.ts'
 import { type Db, rawOf } from './db.ts'
-
-export interface InstanceRecord {
-  id: string
-  kind: string
-  name: string
-  settings: Record<string, unknown>
-  quotaBytes: number | null
-  usedBytes: number
-  reservedBytes: number
-  enabled: boolean
-  builtin: boolean
-  createdAt: Date
-  updatedAt: Date
-}
 
 /**
  * A `store_instance` row as Prisma returns it (bigints as bigint), or as the plain SQL of
@@ -51,7 +38,7 @@ function toRecord(row: Row): InstanceRecord {
  * conditional `free_bytes >= size`: Postgres re-checks it under the row lock, so concurrent
  * reservations can never take an instance past its quota.
  */
-export class InstanceRepository {
+export class InstanceRepository implements InstancesPort {
   constructor(private readonly db: Db) {}
 
   /**
@@ -117,14 +104,7 @@ export class InstanceRepository {
   }
 
   /** false when the name is taken. */
-  async create(i: {
-    id: string
-    kind: string
-    name: string
-    settings: Record<string, unknown>
-    quotaBytes: number | null
-    enabled: boolean
-  }): Promise<boolean> {
+  async create(i: NewInstance): Promise<boolean> {
     try {
       await this.db.storeInstance.create({
         data: {
@@ -148,10 +128,7 @@ export class InstanceRepository {
    * Changes settings, enabled flag and quota. The quota change recomputes free_bytes against the
    * used/reserved bytes it read, conditionally on those being unchanged (retried otherwise).
    */
-  async update(
-    id: string,
-    patch: { settings?: Record<string, unknown>; enabled?: boolean; quotaBytes?: number | null },
-  ): Promise<InstanceRecord | null> {
+  async update(id: string, patch: InstancePatch): Promise<InstanceRecord | null> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const row = await this.db.storeInstance.findUnique({ where: { id } })
       if (!row) return null

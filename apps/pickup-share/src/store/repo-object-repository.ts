@@ -9,7 +9,7 @@ export interface RepoObjectRecord {
   createdAt: Date
 }
 
-/** Which commit (and blob) holds each file of a git repository store instance. */
+/** Which commit (and blob) holds each file of a git repository storage instance. */
 export class RepoObjectRepository {
   constructor(
     private readonly db: Db,

@@ -1,9 +1,10 @@
 import { preparedStatement } from '@quartet/core/db'
 import type { Prisma } from '../generated/prisma/client.ts'
+import type { SettingsPort } from '../domain/ports.ts'
 import { type Db, rawOf } from './db.ts'
 
 /** Named JSON settings in the `setting` table. */
-export class SettingsRepository {
+export class SettingsRepository implements SettingsPort {
   /** The settings read as a prepared statement on the pool (see rawOf), when there is one. */
   private readonly readValue: ((values: unknown[]) => Promise<Array<{ value: string }>>) | undefined
 

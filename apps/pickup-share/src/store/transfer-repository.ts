@@ -1,11 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts'
+import type { TransferKey, TransfersPort } from '../domain/ports.ts'
 import type { Db } from './db.ts'
-
-export interface TransferKey {
-  shareId: string
-  path: string
-  receiver: string
-}
 
 /**
  * Counted downloads that may come in several requests (`download_transfer`). Every decision is
@@ -15,7 +10,7 @@ export interface TransferKey {
  * receiver and file, so parallel first requests cannot open (and pay) twice; it is paid in the
  * transaction that spends the download (ShareRepository.decrementRemaining).
  */
-export class TransferRepository {
+export class TransferRepository implements TransfersPort {
   constructor(private readonly db: Db) {}
 
   /**

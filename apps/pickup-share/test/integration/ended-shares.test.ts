@@ -1,6 +1,6 @@
 import { fixedClock } from '@quartet/core/clock'
 import { MemoryKeyValueStore } from '@quartet/core/kv'
-import { ENDED_SHARE_KEPT_MS } from '../../src/domain/shares.ts'
+import { ENDED_SHARE_KEPT_MS } from '../../src/domain/share-removal.ts'
 import {
   ADMIN_PASSWORD,
   adminLogin,

@@ -1,6 +1,6 @@
 import { createTestKv } from '@quartet/core/testing'
 import type { KeyValueStore } from '@quartet/core/kv'
-import { MirrorSelector } from '../../src/storage/mirrors.ts'
+import { MirrorSelector } from '../../src/drivers/mirrors.ts'
 import { type GitServer, type MirrorServer, startGitServer, startMirror } from '../support/git-server.ts'
 
 let git: GitServer

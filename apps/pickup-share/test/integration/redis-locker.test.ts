@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { RedisKeyValueStore } from '@quartet/core/kv'
 import { describeWhen } from '@quartet/core/testing'
 import { ERRORS } from '@tus/utils'
-import { RedisLocker } from '../../src/storage/redis-locker.ts'
+import { RedisLocker } from '../../src/drivers/redis-locker.ts'
 
 // The tus Locker over Redis, between two "replicas" (two connections, two lockers), against the
 // Redis the test run uses (REDIS_URL: skipped without it, and failed under CI).

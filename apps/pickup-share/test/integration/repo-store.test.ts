@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { captureLogger, startTestServer, type RunningServer } from '@quartet/core/testing'
-import { createApp } from '../../src/app.ts'
-import { createServices } from '../../src/services.ts'
+import { buildPickupShare, type PickupShare } from '../../src/app.ts'
 import { type GitServer, type MirrorServer, startGitServer, startMirror } from '../support/git-server.ts'
 import { api, type Reply, testConfig, testDeps } from '../support/harness.ts'
 
@@ -20,7 +19,7 @@ let mirrors: MirrorServer[]
 let server: RunningServer
 let cacheDir: string
 let blobDir: string
-let services: ReturnType<typeof createServices>
+let services: PickupShare['services']
 const captured = captureLogger('repo-test')
 const replies: Reply[] = []
 const h = { url: '' }
@@ -58,11 +57,10 @@ beforeAll(async () => {
   cacheDir = mkdtempSync(path.join(os.tmpdir(), 'repo-cache-'))
   blobDir = mkdtempSync(path.join(os.tmpdir(), 'repo-blobs-'))
   const config = configFor(cacheDir)
-  services = createServices({ config, logger: captured.logger, db: deps.db, kv: deps.kv })
+  const built = buildPickupShare({ config, logger: captured.logger, db: deps.db, kv: deps.kv })
+  services = built.services
   await services.settings.update({ takeFailuresPerIp: 1_000_000, takeFailuresGlobal: 1_000_000 })
-  server = await startTestServer(
-    createApp({ config, logger: captured.logger, db: deps.db, kv: deps.kv, services }),
-  )
+  server = await startTestServer(built.app)
   h.url = server.url
 }, 30_000)
 
@@ -199,10 +197,8 @@ describe('repo store against a real git server (git http-backend on loopback)', 
   it('when uploads run concurrently, also from a second replica, then every file lands in the branch tip', async () => {
     const otherCache = mkdtempSync(path.join(os.tmpdir(), 'repo-cache2-'))
     const config = configFor(otherCache)
-    const replica = createServices({ config, logger: captured.logger, db: deps.db, kv: deps.kv })
-    const replicaServer = await startTestServer(
-      createApp({ config, logger: captured.logger, db: deps.db, kv: deps.kv, services: replica }),
-    )
+    const replica = buildPickupShare({ config, logger: captured.logger, db: deps.db, kv: deps.kv })
+    const replicaServer = await startTestServer(replica.app)
     try {
       const files = Array.from({ length: 8 }, (_, i) => ({ name: `c${i}.bin`, data: randomBytes(5000 + i) }))
       const results = await Promise.all(
@@ -279,7 +275,7 @@ describe('repo store against a real git server (git http-backend on loopback)', 
     const { file } = await upload('gone.bin', data)
     const shared = await call('POST', '/api/share', { files: [file] })
     expect(tipFiles()).toContain(file.pathname)
-    await services.shares.removeShareByCode(shared.body.code)
+    await services.shareAdmin.removeShareByCode(shared.body.code)
     expect(tipFiles()).not.toContain(file.pathname)
   })
 

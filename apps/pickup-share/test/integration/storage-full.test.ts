@@ -7,7 +7,7 @@ import { type Readable, Transform } from 'node:stream'
 import { itWhen } from '@quartet/core/testing'
 import type { StorageDriver } from '../../src/domain/storage.ts'
 import type { UploadTokens } from '../../src/domain/upload-token.ts'
-import { BlobStore } from '../../src/storage/blob-store.ts'
+import { BlobDriver } from '../../src/drivers/blob-driver.ts'
 import { type GitServer, startGitServer } from '../support/git-server.ts'
 import { adminLogin, api, type Harness, startHarness, testDeps, uploadFile } from '../support/harness.ts'
 
@@ -39,7 +39,7 @@ function smallDisk(): string | null {
 }
 
 /** The blob store, but its writes fail with ENOSPC once 2 MiB arrived (what a full disk says). */
-class FullDiskBlobStore extends BlobStore {
+class FullDiskBlobStore extends BlobDriver {
   override put(pathname: string, body: Readable, options: Parameters<StorageDriver['put']>[2]) {
     let seen = 0
     const disk = new Transform({
@@ -63,7 +63,7 @@ beforeAll(async () => {
   )
   h = await startHarness(deps, { config: mounted ? { BLOB_DIR: path.join(mounted, 'blobs') } : {} })
   if (!mounted) {
-    const tokens = (h.services.shares as unknown as { d: { tokens: UploadTokens } }).d.tokens
+    const tokens = (h.services.uploads as unknown as { d: { tokens: UploadTokens } }).d.tokens
     const store = new FullDiskBlobStore({
       dir: h.config.BLOB_DIR,
       uploadUrl: '/api/blob/upload',
@@ -186,7 +186,7 @@ describe('a full disk', () => {
     const { code } = (await api(h, 'POST', '/api/share', { files: [file] })).body
     const got = await fetch(`${h.url}/api/download?code=${code}&path=${encodeURIComponent(file.pathname)}`)
     expect(Buffer.from(await got.arrayBuffer()).equals(data)).toBe(true)
-    await h.services.shares.removeShareByCode(code)
+    await h.services.shareAdmin.removeShareByCode(code)
   })
 })
 

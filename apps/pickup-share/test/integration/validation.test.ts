@@ -131,7 +131,7 @@ describe("traversal: path must be one of the share's own files", () => {
   })
 
   it('when the blob token names a pathname outside the store, then nothing is written outside it', async () => {
-    const token = h.services.shares['d'].tokens.sign({
+    const token = h.services.uploads['d'].tokens.sign({
       instance: 'blob',
       pathname: '../escape.txt',
       size: 1,

@@ -5,10 +5,7 @@ import { type Clock, systemClock } from '@quartet/core/clock'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
 import { silentLogger, startTestServer, type RunningServer, useTestDeps } from '@quartet/core/testing'
-import { createApp } from '../../src/app.ts'
-import type { DownloadGate } from '../../src/domain/download-gate.ts'
-import type { Services } from '../../src/http/services.ts'
-import { createServices, type ServicesConfig } from '../../src/services.ts'
+import { buildPickupShare, type PickupShare, type ServicesConfig } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
 import type { KvDeadlineOptions } from '../../src/store/kv-deadline.ts'
 
@@ -47,7 +44,7 @@ export const testDeps = () =>
 
 export interface Harness {
   url: string
-  services: Services & { gate: DownloadGate }
+  services: PickupShare['services']
   config: TestConfig
   server: RunningServer
   close(): Promise<void>
@@ -89,7 +86,7 @@ export async function startHarness(
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
-  const services = createServices({
+  const { app, services } = buildPickupShare({
     config,
     logger,
     db: deps.db,
@@ -98,7 +95,6 @@ export async function startHarness(
     kvDeadline: options.kvDeadline,
     guessWaitMs: options.guessWaitMs,
   })
-  const app = createApp({ config, logger, db: deps.db, kv, clock, services })
   // Tests fire many requests from one address; the guessing limits get their own test file.
   if (!options.strictGuessLimits)
     await services.settings.update({

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises'
 import { createServer, get } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { FileRangeStream } from '../../src/storage/file-range-stream.ts'
+import { FileRangeStream } from '../../src/drivers/file-range-stream.ts'
 
 process.on('unhandledRejection', () => process.exit(3))
 const file = path.join(process.argv[2]!, 'leave.bin')

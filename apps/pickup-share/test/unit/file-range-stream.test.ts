@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { sendsDirectly } from '../../src/domain/storage.ts'
-import { FileRangeStream } from '../../src/storage/file-range-stream.ts'
+import { FileRangeStream } from '../../src/drivers/file-range-stream.ts'
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

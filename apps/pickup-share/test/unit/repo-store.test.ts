@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { loadAppConfig } from '../../src/config.ts'
-import { ownerAndRepo } from '../../src/storage/factory.ts'
-import { parseSettings, ZRepoSettings } from '../../src/storage/instance-settings.ts'
-import { BlobVerifier } from '../../src/storage/repo-store.ts'
+import { ownerAndRepo } from '../../src/drivers/factory.ts'
+import { parseSettings, ZRepoSettings } from '../../src/drivers/instance-settings.ts'
+import { BlobVerifier } from '../../src/drivers/repo-read.ts'
 
 const base = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres' }
 const gitBlobSha = (b: Buffer) => createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex')

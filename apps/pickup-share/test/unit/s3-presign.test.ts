@@ -1,5 +1,5 @@
 import { Client } from 'minio'
-import { presignV4 } from '../../src/storage/s3-presign.ts'
+import { presignV4 } from '../../src/drivers/s3-presign.ts'
 
 // The signer must agree with an independent SigV4 implementation (minio's) wherever both sign
 // the same headers; then signing one more header (content-length) is the only difference.

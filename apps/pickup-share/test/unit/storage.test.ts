@@ -4,15 +4,15 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import { ZSettings } from '../../src/domain/settings.ts'
 import { StorageRegistry } from '../../src/domain/storage.ts'
-import { BlobStore } from '../../src/storage/blob-store.ts'
-import { isOutOfSpace } from '../../src/storage/out-of-space.ts'
+import { BlobDriver } from '../../src/drivers/blob-driver.ts'
+import { isOutOfSpace } from '../../src/drivers/out-of-space.ts'
 
 describe('blob store', () => {
   let dir: string
-  let store: BlobStore
+  let store: BlobDriver
   beforeEach(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'blob-unit-'))
-    store = new BlobStore({ dir, uploadUrl: '/u', signUpload: () => 't' })
+    store = new BlobDriver({ dir, uploadUrl: '/u', signUpload: () => 't' })
   })
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -56,8 +56,8 @@ describe('blob store', () => {
 
 describe('storage registry', () => {
   it('when several instances of one kind are added, then the first is the default and each is found by id', () => {
-    const a = new BlobStore({ dir: '/tmp/a', uploadUrl: '/u', signUpload: () => 't', instance: 'blob' })
-    const b = new BlobStore({ dir: '/tmp/b', uploadUrl: '/u', signUpload: () => 't', instance: 'blob-2' })
+    const a = new BlobDriver({ dir: '/tmp/a', uploadUrl: '/u', signUpload: () => 't', instance: 'blob' })
+    const b = new BlobDriver({ dir: '/tmp/b', uploadUrl: '/u', signUpload: () => 't', instance: 'blob-2' })
     const registry = new StorageRegistry([a, b])
     expect(registry.defaultFor('blob')).toBe(a)
     expect(registry.instance('blob-2')).toBe(b)

@@ -14,7 +14,7 @@ import { putLimit } from './limit.ts'
 import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 import { presignV4 } from './s3-presign.ts'
 
-export interface BucketStoreOptions {
+export interface BucketDriverOptions {
   /** http(s)://host:port of the S3-compatible server. */
   endpoint: string
   accessKey: string
@@ -34,13 +34,13 @@ export interface BucketStoreOptions {
  * POST policies (R2) get a presigned PUT whose signature covers `Content-Length` (the same effect);
  * share checks the stored size again either way.
  */
-export class BucketStore implements StorageDriver {
+export class BucketDriver implements StorageDriver {
   readonly kind = 'bucket' as const
   readonly instance: string
   readonly client: Client
   readonly bucket: string
 
-  constructor(readonly options: BucketStoreOptions) {
+  constructor(readonly options: BucketDriverOptions) {
     const url = new URL(options.endpoint)
     const useSSL = url.protocol === 'https:'
     // Loaded with the first bucket instance, from a file of its own (s3-libraries.chunk.ts).

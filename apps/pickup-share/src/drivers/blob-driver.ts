@@ -18,7 +18,7 @@ import { FileRangeStream } from './file-range-stream.ts'
 import { putLimit } from './limit.ts'
 import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 
-export interface BlobStoreOptions {
+export interface BlobDriverOptions {
   /** Folder holding the objects; created when missing. */
   dir: string
   instance?: string
@@ -37,12 +37,12 @@ const HOST = os.hostname().replace(/[^A-Za-z0-9-]/g, '_')
  * with link(2), which fails atomically when the object exists, so nothing is overwritten unless
  * allowed. Object paths are resolved inside the folder and can never leave it.
  */
-export class BlobStore implements StorageDriver {
+export class BlobDriver implements StorageDriver {
   readonly kind = 'blob' as const
   readonly instance: string
   readonly root: string
 
-  constructor(private readonly options: BlobStoreOptions) {
+  constructor(private readonly options: BlobDriverOptions) {
     this.root = path.resolve(options.dir)
     this.instance = options.instance ?? 'blob'
   }
@@ -158,7 +158,7 @@ export class BlobStore implements StorageDriver {
   async delete(pathname: string): Promise<void> {
     const file = this.resolve(pathname)
     await fs.rm(file, { force: true })
-    // The name a resumable (tus) upload arrived under, and its record (storage/tus-endpoints.ts).
+    // The name a resumable (tus) upload arrived under, and its record (drivers/tus-endpoints.ts).
     const tus = path.join(this.root, '.tus', pathname)
     await fs.rm(tus, { force: true })
     await fs.rm(`${tus}.json`, { force: true })

@@ -7,8 +7,8 @@ import { type DataStore, EVENTS, type Lock, type Locker, type Upload } from '@tu
 import type { ResumableDataPort } from '../domain/ports.ts'
 import type { StorageDriver } from '../domain/storage.ts'
 import type { Logger } from '@quartet/core/log'
-import { BlobStore } from './blob-store.ts'
-import { BucketStore } from './bucket-store.ts'
+import { BlobDriver } from './blob-driver.ts'
+import { BucketDriver } from './bucket-driver.ts'
 import type * as S3Libraries from './s3-libraries.chunk.ts'
 
 /** Where tus keeps a blob instance's uploads while they arrive: a hidden folder the store never lists. */
@@ -207,12 +207,12 @@ export class TusEndpoints implements ResumableDataPort {
   }
 
   private datastoreFor(driver: StorageDriver): DataStore | null {
-    if (driver instanceof BlobStore)
+    if (driver instanceof BlobDriver)
       return new FileStore({
         directory: path.join(driver.root, TUS_DIR),
         expirationPeriodInMilliseconds: this.d.expiryMs,
       })
-    if (driver instanceof BucketStore) {
+    if (driver instanceof BucketDriver) {
       const o = driver.options
       // The AWS SDK behind the tus S3 store is loaded with the first bucket upload, not at start,
       // from a file of its own (s3-libraries.chunk.ts).
@@ -238,7 +238,7 @@ export class TusEndpoints implements ResumableDataPort {
 
   /** Blob: the finished file becomes the object at its pathname (a hard link; never overwrites). */
   private async placeFinished(driver: StorageDriver, upload: Upload): Promise<void> {
-    if (!(driver instanceof BlobStore)) return
+    if (!(driver instanceof BlobDriver)) return
     const target = driver.resolve(upload.id)
     const source = path.join(driver.root, TUS_DIR, upload.id)
     await fs.mkdir(path.dirname(target), { recursive: true })
@@ -256,8 +256,8 @@ export class TusEndpoints implements ResumableDataPort {
 /** What a tus datastore's remove() leaves behind of an unfinished upload. */
 async function removeLeftovers(driver: StorageDriver, pathname: string): Promise<void> {
   // blob: the folder of the upload's file and record.
-  if (driver instanceof BlobStore)
+  if (driver instanceof BlobDriver)
     await fs.rmdir(path.dirname(path.join(driver.root, TUS_DIR, pathname))).catch(() => {})
   // bucket: bytes of a part shorter than the S3 minimum wait in `<key>.part`.
-  if (driver instanceof BucketStore) await driver.client.removeObject(driver.bucket, `${pathname}.part`)
+  if (driver instanceof BucketDriver) await driver.client.removeObject(driver.bucket, `${pathname}.part`)
 }

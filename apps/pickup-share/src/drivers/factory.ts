@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto'
 import path from 'node:path'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
-import type { StorageDriver, StoreKind } from '../domain/storage.ts'
+import { type StorageDriver, StorageRegistry, type StoreKind } from '../domain/storage.ts'
 import type { UploadTokens } from '../domain/upload-token.ts'
 import type { TConfig } from '../config.ts'
 import type { Db } from '../store/db.ts'
 import { RepoObjectRepository } from '../store/repo-object-repository.ts'
-import { BlobStore } from './blob-store.ts'
-import { BucketStore } from './bucket-store.ts'
+import { BlobDriver } from './blob-driver.ts'
+import { BucketDriver } from './bucket-driver.ts'
 import {
   parseSettings,
   type TRepoSettings,
@@ -17,7 +17,7 @@ import {
   ZRepoSettings,
 } from './instance-settings.ts'
 import { MirrorSelector } from './mirrors.ts'
-import { RepoStore } from './repo-store.ts'
+import { RepoDriver } from './repo-driver.ts'
 
 /** The config the storage drivers read: BLOB_DIR and the built-in repo instance's REPO_* variables. */
 export type FactoryConfig = Pick<TConfig, 'BLOB_DIR'> &
@@ -75,9 +75,9 @@ function mirrorsFor(d: FactoryDeps, own?: string[]): MirrorSelector | null {
   return s
 }
 
-export function repoStore(d: FactoryDeps, id: string, s: TRepoSettings): RepoStore {
+export function repoDriver(d: FactoryDeps, id: string, s: TRepoSettings): RepoDriver {
   const derived = ownerAndRepo(s.remoteUrl)
-  return new RepoStore({
+  return new RepoDriver({
     instance: id,
     remoteUrl: s.remoteUrl,
     branch: s.branch,
@@ -96,7 +96,7 @@ export function repoStore(d: FactoryDeps, id: string, s: TRepoSettings): RepoSto
 }
 
 /** The built-in repo instance from REPO_* variables, or null when REPO_REMOTE_URL is unset. */
-export function builtinRepoStore(d: FactoryDeps): RepoStore | null {
+export function builtinRepoDriver(d: FactoryDeps): RepoDriver | null {
   const c = d.config
   if (!c.REPO_REMOTE_URL) return null
   const settings = parseSettings(ZRepoSettings, {
@@ -107,7 +107,7 @@ export function builtinRepoStore(d: FactoryDeps): RepoStore | null {
     ...(c.REPO_OWNER ? { owner: c.REPO_OWNER } : {}),
     ...(c.REPO_NAME ? { repo: c.REPO_NAME } : {}),
   })
-  return repoStore(d, 'repo', settings)
+  return repoDriver(d, 'repo', settings)
 }
 
 /**
@@ -120,7 +120,7 @@ export function driverFactory(d: FactoryDeps) {
     switch (kind) {
       case 'blob':
         parseSettings(ZBlobSettings, settings)
-        return new BlobStore({
+        return new BlobDriver({
           dir: path.join(d.config.BLOB_DIR, '.instances', id),
           instance: id,
           uploadUrl: '/api/blob/upload',
@@ -129,10 +129,55 @@ export function driverFactory(d: FactoryDeps) {
       case 'bucket': {
         const s = parseSettings(ZBucketSettings, settings)
         if (!s.accessKey || !s.secretKey) throw new Error('settings: accessKey and secretKey are required')
-        return new BucketStore({ ...s, accessKey: s.accessKey, secretKey: s.secretKey, instance: id })
+        return new BucketDriver({ ...s, accessKey: s.accessKey, secretKey: s.secretKey, instance: id })
       }
       case 'repo':
-        return repoStore(d, id, parseSettings(ZRepoSettings, settings))
+        return repoDriver(d, id, parseSettings(ZRepoSettings, settings))
     }
   }
+}
+
+/** The config of the built-in instances: BLOB_DIR, the S3_* variables, the REPO_* ones. */
+export type BuiltinStorageConfig = FactoryConfig &
+  Pick<
+    TConfig,
+    | 'S3_ENDPOINT'
+    | 'S3_ACCESS_KEY'
+    | 'S3_SECRET_KEY'
+    | 'S3_BUCKET'
+    | 'S3_REGION'
+    | 'S3_PATH_STYLE'
+    | 'S3_POST_POLICY'
+  >
+
+/** The storage instances from config: blob always, bucket when S3 is configured, repo with REPO_REMOTE_URL. */
+export function buildStorage(
+  config: BuiltinStorageConfig,
+  tokens: UploadTokens,
+  deps?: Omit<FactoryDeps, 'config' | 'tokens'>,
+): StorageRegistry {
+  const registry = new StorageRegistry()
+  registry.add(
+    new BlobDriver({
+      dir: config.BLOB_DIR,
+      uploadUrl: '/api/blob/upload',
+      signUpload: (c) => tokens.sign({ ...c, pathname: c.pathname }),
+    }),
+  )
+  if (config.S3_ENDPOINT && config.S3_ACCESS_KEY && config.S3_SECRET_KEY && config.S3_BUCKET) {
+    registry.add(
+      new BucketDriver({
+        endpoint: config.S3_ENDPOINT,
+        accessKey: config.S3_ACCESS_KEY,
+        secretKey: config.S3_SECRET_KEY,
+        bucket: config.S3_BUCKET,
+        region: config.S3_REGION,
+        pathStyle: config.S3_PATH_STYLE,
+        postPolicy: config.S3_POST_POLICY,
+      }),
+    )
+  }
+  const repo = deps ? builtinRepoDriver({ ...deps, config, tokens }) : null
+  if (repo) registry.add(repo)
+  return registry
 }

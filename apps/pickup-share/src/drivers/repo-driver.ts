@@ -1,8 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { Readable, Transform, type TransformCallback } from 'node:stream'
+import { Readable } from 'node:stream'
 import { ApiError } from '@quartet/core/errors'
 import type { Logger } from '@quartet/core/log'
 import type {
@@ -18,6 +17,8 @@ import { GitError, type GitRunner, gitRunner } from './git.ts'
 import { putLimit } from './limit.ts'
 import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 import type { MirrorSelector } from './mirrors.ts'
+import { RepoCommits } from './repo-commits.ts'
+import { BlobVerifier, sliceStream } from './repo-read.ts'
 
 /** Where the store remembers which commit holds each file (a table in Postgres). */
 export interface RepoIndex {
@@ -27,7 +28,7 @@ export interface RepoIndex {
   list(): Promise<RepoObjectRecord[]>
 }
 
-export interface RepoStoreOptions {
+export interface RepoDriverOptions {
   instance?: string
   /** Smart-HTTP remote (https://github.com/acme/drop.git); never with credentials in it. */
   remoteUrl: string
@@ -48,19 +49,8 @@ export interface RepoStoreOptions {
   uploadUrl: string
   signUpload: (claims: { instance: string } & IssueUploadInput) => string
   /** Pushes retried after a non-fast-forward rejection (another writer got there first). */
-  maxPushAttempts?: number
+  maxPushAttempts?: number | undefined
 }
-
-interface PendingChange {
-  path: string
-  /** null: remove the path. */
-  blob: string | null
-  resolve: (commit: string) => void
-  reject: (err: unknown) => void
-}
-
-const NON_FAST_FORWARD = /non-fast-forward|fetch first|\[rejected\]|failed to update ref|cannot lock ref/i
-const MISSING_BRANCH = /couldn't find remote ref|could not find remote ref/i
 
 /**
  * The git repository store ("repo"). Browsers upload to our own server (a git token in a browser
@@ -71,22 +61,29 @@ const MISSING_BRANCH = /couldn't find remote ref|could not find remote ref/i
  * branch. Downloads stream from the fastest healthy mirror, down the ranking, and finally from
  * the remote itself.
  */
-export class RepoStore implements StorageDriver {
+export class RepoDriver implements StorageDriver {
   readonly kind = 'repo' as const
   readonly instance: string
   readonly maxObjectBytes: number
   readonly gitDir: string
   private readonly git: GitRunner
-  private pending: PendingChange[] = []
-  private running: Promise<void> | null = null
+  private readonly commits: RepoCommits
   private ready: Promise<void> | null = null
-  private readonly indexId = `${process.pid}-${randomBytes(4).toString('hex')}`
 
-  constructor(private readonly options: RepoStoreOptions) {
+  constructor(private readonly options: RepoDriverOptions) {
     this.instance = options.instance ?? 'repo'
     this.maxObjectBytes = options.maxObjectBytes
     this.gitDir = path.resolve(options.cacheDir)
     this.git = gitRunner({ gitDir: this.gitDir, username: options.username, token: options.token })
+    this.commits = new RepoCommits({
+      instance: this.instance,
+      gitDir: this.gitDir,
+      git: this.git,
+      remoteUrl: options.remoteUrl,
+      branch: options.branch,
+      logger: options.logger,
+      maxPushAttempts: options.maxPushAttempts,
+    })
   }
 
   /** The local bare repository; recreated when the cache folder was removed. */
@@ -184,135 +181,15 @@ export class RepoStore implements StorageDriver {
       if (!(err instanceof ApiError) && isOutOfSpace(err)) throw outOfSpace('repo', err)
       throw err
     }
-    const commit = await this.commit({ path: pathname, blob })
+    const commit = await this.commits.commit({ path: pathname, blob })
     if (!(await this.options.index.record({ pathname, commitSha: commit, blobSha: blob, size: limit.bytes })))
       throw new ApiError('upload_exists', 'an object already exists at this pathname')
     return { size: limit.bytes }
   }
 
-  /** Queues one change; resolves with the SHA of the commit that carries it once pushed. */
-  private commit(change: { path: string; blob: string | null }): Promise<string> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ ...change, resolve, reject })
-      this.kick()
-    })
-  }
-
-  private kick(): void {
-    if (this.running) return
-    this.running = this.drain().finally(() => {
-      this.running = null
-      if (this.pending.length) this.kick()
-    })
-  }
-
-  private async drain(): Promise<void> {
-    while (this.pending.length) {
-      const batch = this.pending.splice(0)
-      try {
-        const sha = await this.commitBatch(batch)
-        for (const c of batch) c.resolve(sha)
-      } catch (err) {
-        for (const c of batch) c.reject(err)
-      }
-    }
-  }
-
-  /** Fetches the tip, builds one commit with every change of the batch on it, pushes; retries on a lost race. */
-  private async commitBatch(batch: PendingChange[]): Promise<string> {
-    const attempts = this.options.maxPushAttempts ?? 8
-    // One index file per store object: batches of this object never overlap (one drain at a time).
-    const indexFile = path.join(this.gitDir, `index-${this.indexId}`)
-    const env = { GIT_INDEX_FILE: indexFile }
-    for (let attempt = 1; ; attempt++) {
-      const parent = await this.fetchTip()
-      await fs.rm(indexFile, { force: true })
-      if (parent) await this.git.run(['read-tree', parent], { env })
-      else await this.git.run(['read-tree', '--empty'], { env })
-      const lines = batch.map((c) =>
-        c.blob ? `100644 ${c.blob}\t${c.path}\n` : `0 ${'0'.repeat(40)}\t${c.path}\n`,
-      )
-      await this.git.run(['update-index', '--index-info'], { env, input: lines.join('') })
-      const tree = (await this.git.run(['write-tree'], { env })).trim()
-      const adds = batch.filter((c) => c.blob).length
-      const message = `pickup-share: ${adds} added, ${batch.length - adds} removed`
-      const commit = (
-        await this.git.run(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])
-      ).trim()
-      try {
-        await this.git.run([
-          'push',
-          '--quiet',
-          '--no-verify',
-          this.options.remoteUrl,
-          `${commit}:refs/heads/${this.options.branch}`,
-        ])
-        await fs.rm(indexFile, { force: true })
-        return commit
-      } catch (err) {
-        const lost = err instanceof GitError && NON_FAST_FORWARD.test(err.stderr)
-        if (!lost || attempt >= attempts) throw this.storageError('push', err)
-        this.options.logger.info(
-          { store: this.instance, attempt },
-          'repo push lost a race; retrying on the new tip',
-        )
-        await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt))
-      }
-    }
-  }
-
-  /** The branch tip on the remote (fetched into the cache), or null for an empty repository. */
-  private async fetchTip(): Promise<string | null> {
-    const ref = `refs/remotes/origin/${this.options.branch}`
-    try {
-      await this.git.run([
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        this.options.remoteUrl,
-        `+refs/heads/${this.options.branch}:${ref}`,
-      ])
-    } catch (err) {
-      if (err instanceof GitError && MISSING_BRANCH.test(err.stderr)) return null
-      throw this.storageError('fetch', err)
-    }
-    return (await this.git.run(['rev-parse', '--verify', ref])).trim()
-  }
-
-  private storageError(step: string, err: unknown): ApiError {
-    this.options.logger.warn(
-      { store: this.instance, step, err: err instanceof Error ? err.message : String(err) },
-      'repo store: git failed',
-    )
-    // The remote (or the local cache) is out of space or over its quota: 507, not a git failure.
-    if (isOutOfSpace(err)) return outOfSpace('repo')
-    return new ApiError('storage_failed', `the repository store could not ${step}`)
-  }
-
-  /**
-   * Removes index files of batches whose process is gone (this host's pid no longer runs), and
-   * any older than `staleBefore`. (Objects of failed uploads are unreachable; git gc prunes them.)
-   */
-  async removePartials(staleBefore: Date): Promise<{ files: number; bytes: number }> {
-    const removed = { files: 0, bytes: 0 }
-    let names: string[]
-    try {
-      names = await fs.readdir(this.gitDir)
-    } catch {
-      return removed
-    }
-    for (const name of names) {
-      const m = /^index-(\d+)-[0-9a-f]+$/.exec(name)
-      if (!m || Number(m[1]) === process.pid) continue
-      const file = path.join(this.gitDir, name)
-      const st = await fs.stat(file).catch(() => null)
-      if (!st) continue
-      if (processRuns(Number(m[1])) && st.mtime >= staleBefore) continue
-      await fs.rm(file, { force: true })
-      removed.files++
-      removed.bytes += st.size
-    }
-    return removed
+  /** Index files of commit batches whose process is gone or that are older than `staleBefore`. */
+  removePartials(staleBefore: Date): Promise<{ files: number; bytes: number }> {
+    return this.commits.removePartials(staleBefore)
   }
 
   async stat(pathname: string): Promise<ObjectInfo | null> {
@@ -405,7 +282,7 @@ export class RepoStore implements StorageDriver {
         await this.git.run(['fetch', '--quiet', '--no-tags', this.options.remoteUrl, rec.commitSha])
       } catch {
         // Servers that refuse a want by SHA: the branch history holds the commit.
-        await this.fetchTip().catch(() => null)
+        await this.commits.fetchTip().catch(() => null)
       }
       if (!(await has()))
         throw new ApiError('storage_failed', 'the file could not be fetched from the repository')
@@ -420,62 +297,12 @@ export class RepoStore implements StorageDriver {
     const rec = await this.options.index.find(pathname)
     if (!rec) return
     await this.ensureRepo()
-    await this.commit({ path: pathname, blob: null })
+    await this.commits.commit({ path: pathname, blob: null })
     await this.options.index.delete(pathname)
   }
 
   async *list(): AsyncIterable<ListedObject> {
     for (const r of await this.options.index.list())
       yield { pathname: r.pathname, size: r.size, lastModified: r.createdAt }
-  }
-}
-
-/** Passes bytes through and fails the stream when they are not the git blob `sha` of `size` bytes. */
-export class BlobVerifier extends Transform {
-  private readonly hash = createHash('sha1')
-  private bytes = 0
-  constructor(
-    private readonly sha: string,
-    private readonly size: number,
-  ) {
-    super()
-    this.hash.update(`blob ${size}\0`)
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length
-    if (this.bytes > this.size) return done(new Error('mirror sent more bytes than the file has'))
-    this.hash.update(chunk)
-    done(null, chunk)
-  }
-
-  override _flush(done: TransformCallback): void {
-    if (this.bytes !== this.size || this.hash.digest('hex') !== this.sha)
-      return done(new Error('mirror bytes do not match the committed blob'))
-    done()
-  }
-}
-
-/** The bytes `range` names of a stream read from its first byte; stops reading the source after them. */
-export function sliceStream(source: Readable, range: ByteRange): Readable {
-  async function* slice(): AsyncGenerator<Buffer> {
-    let pos = 0
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      const from = Math.max(range.start - pos, 0)
-      const to = Math.min(range.end + 1 - pos, chunk.length)
-      pos += chunk.length
-      if (to > from) yield chunk.subarray(from, to)
-      if (pos > range.end) break
-    }
-  }
-  return Readable.from(slice(), { objectMode: false })
-}
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

@@ -1,0 +1,128 @@
+import type { IncomingMessage } from 'node:http'
+import type { Express, RequestHandler } from 'express'
+import { HotAnswer, type HeaderSink, type HotRoute } from './http.ts'
+import {
+  type AnyOperation,
+  type AuthBinding,
+  type AuthResolver,
+  assertUniqueNames,
+  routesOf,
+} from './operation.ts'
+import { type ParsedInput, parseInput, validate } from './validate.ts'
+
+/**
+ * Serving operations: each definition becomes an express route (headers → auth → validation →
+ * handler → reply), and a `hot` one also a core hot route with the same steps, so both ways
+ * answer with the same headers, body and errors. Errors are thrown, and the app's error
+ * envelope (createHttpApp's errorMiddleware, or the hot route's) renders them unchanged.
+ */
+export interface MountOptions<Deps> {
+  deps: Deps
+  /** How the app resolves each auth requirement its operations name (core's publicAccess needs none). */
+  auth: ReadonlyArray<AuthBinding<unknown>>
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Resolvers = Map<string, AuthResolver<any>>
+
+function resolversOf(bindings: ReadonlyArray<AuthBinding<unknown>>): Resolvers {
+  const resolvers: Resolvers = new Map([['public', () => undefined]])
+  for (const binding of bindings) resolvers.set(binding.requirement.name, binding.resolve)
+  return resolvers
+}
+
+function resolverOf(resolvers: Resolvers, op: AnyOperation): AuthResolver<unknown> {
+  const resolve = resolvers.get(op.auth.name)
+  // At mount, not at the first request: an operation nobody can resolve is a wiring bug.
+  if (!resolve)
+    throw new Error(`operation ${op.name} needs auth "${op.auth.name}", which the app does not resolve`)
+  return resolve
+}
+
+function setHeaders(headers: HeaderSink, op: AnyOperation): void {
+  if (op.headers) for (const name in op.headers) headers.setHeader(name, op.headers[name]!)
+}
+
+/** The express handler of one operation at one route. */
+export function operationHandler<Deps>(
+  op: AnyOperation<Deps>,
+  resolve: AuthResolver<unknown>,
+  deps: Deps,
+): RequestHandler {
+  const check = op.input.params || op.input.query || op.input.body ? validate(op.input) : undefined
+  return async (req, res) => {
+    setHeaders(res, op)
+    const caller = await resolve(req, res)
+    // validate throws its 400 or calls back at once: it is a check here, not a step that waits.
+    if (check) check(req, res, () => {})
+    const input = { params: req.params, query: req.query, body: req.body } as ParsedInput<typeof op.input>
+    const result = await op.handler(input, { caller, deps, headers: res, req })
+    if (op.respond) op.respond(result, req, res)
+    else {
+      // res.json: the bytes the apps sent before they were defined as operations.
+      const reply = result as { status: number; body: unknown }
+      if (reply.body === undefined) res.status(reply.status).end()
+      else res.status(reply.status).json(reply.body)
+    }
+  }
+}
+
+/** Mounts every operation at each of its routes. */
+export function mountOperations<Deps>(
+  app: Express,
+  operations: ReadonlyArray<AnyOperation<Deps>>,
+  options: MountOptions<Deps>,
+): void {
+  assertUniqueNames(operations)
+  const resolvers = resolversOf(options.auth)
+  for (const op of operations) {
+    const handler = operationHandler(op, resolverOf(resolvers, op), options.deps)
+    for (const route of routesOf(op)) app[route.method](route.path, handler)
+  }
+}
+
+/**
+ * The hot routes of the `hot` operations: each answers its exact main route before express (core's
+ * HotRoute: no query string, no body) with the same steps as its express route, which still
+ * serves everything else at the path (HEAD, a query, a trailing slash).
+ */
+export function hotRoutesOf<Deps>(
+  operations: ReadonlyArray<AnyOperation<Deps>>,
+  options: MountOptions<Deps>,
+): HotRoute[] {
+  const resolvers = resolversOf(options.auth)
+  return operations
+    .filter((op) => op.hot)
+    .map((op) => hotRouteOf(op, resolverOf(resolvers, op), options.deps))
+}
+
+function hotRouteOf<Deps>(op: AnyOperation<Deps>, resolve: AuthResolver<unknown>, deps: Deps): HotRoute {
+  if (op.route.method !== 'get' && op.route.method !== 'post')
+    throw new Error(
+      `operation ${op.name} cannot be hot: only a GET or a body-less POST is answered before express`,
+    )
+  if (op.respond || op.input.body)
+    throw new Error(`operation ${op.name} cannot be hot: it takes a body, or writes its own answer`)
+  const { params: paramsSchema, query: querySchema } = op.input
+  return {
+    path: op.route.path,
+    method: op.route.method === 'get' ? 'GET' : 'POST',
+    async handle(req: IncomingMessage, headers: HeaderSink, params: Record<string, string>) {
+      setHeaders(headers, op)
+      const caller = await resolve(req, headers)
+      const input = {
+        params: paramsSchema ? parseInput(paramsSchema, params, 'params') : params,
+        // A hot route takes no query string: the query is what express would parse from none.
+        query: querySchema ? parseInput(querySchema, {}, 'query') : {},
+        body: undefined,
+      } as ParsedInput<typeof op.input>
+      const reply = (await op.handler(input, { caller, deps, headers, req })) as {
+        status: number
+        body: unknown
+      }
+      return reply.status === 200 && reply.body !== undefined
+        ? reply.body
+        : new HotAnswer(reply.status, reply.body)
+    },
+  }
+}
