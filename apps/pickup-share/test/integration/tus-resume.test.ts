@@ -172,9 +172,11 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
   it.each(['blob', 'bucket'] as const)(
     'when an unfinished %s upload expires, then the sweep removes it and gives its reservation back, once across replicas',
     async (store) => {
-      const c = await startHarness(deps, { config: { ...s3Config, TUS_EXPIRY_SECONDS: 1 } })
+      // Long enough that the first chunk lands before the upload expires on a loaded machine
+      // (with 1 s, CI once saw the chunk's PATCH answered 410).
+      const c = await startHarness(deps, { config: { ...s3Config, TUS_EXPIRY_SECONDS: 3 } })
       const d = await startHarness(deps, {
-        config: { ...s3Config, TUS_EXPIRY_SECONDS: 1, BLOB_DIR: c.config.BLOB_DIR },
+        config: { ...s3Config, TUS_EXPIRY_SECONDS: 3, BLOB_DIR: c.config.BLOB_DIR },
       })
       try {
         const admin = await adminLogin(c)
@@ -202,7 +204,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
         const head = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
         expect(head.status).toBe(200)
         expect(head.headers.get('upload-offset')).toBe(String(MB))
-        await new Promise((resolve) => setTimeout(resolve, 1100))
+        await new Promise((resolve) => setTimeout(resolve, 3100))
         // Two replicas sweep at the same moment: the permission is deleted, and released, once.
         const swept = await Promise.all([
           c.services.resumable.sweepExpired(),
