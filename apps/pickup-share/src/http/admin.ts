@@ -82,7 +82,13 @@ export const ZAdminShare = z.object({
   encrypted: z.boolean(),
   totalBytes: z.number().int(),
   files: z.array(
-    z.object({ name: z.string(), size: z.number().int(), type: z.string(), path: z.string(), store: z.string() }),
+    z.object({
+      name: z.string(),
+      size: z.number().int(),
+      type: z.string(),
+      path: z.string(),
+      store: z.string(),
+    }),
   ),
 })
 export const ZAdminShareList = z.object({
@@ -289,13 +295,19 @@ export const putSettingsOperation = define({
   route: { method: 'put', path: '/api/admin/settings' },
   input: { body: ZSettingsPatch },
   responses: { 200: { description: 'saved settings', schema: ZSettings } },
-  errors: { bad_request: 'invalid; nothing changed', settings_invalid: 'the settings together are invalid; nothing changed' },
+  errors: {
+    bad_request: 'invalid; nothing changed',
+    settings_invalid: 'the settings together are invalid; nothing changed',
+  },
   async handler({ body }, ctx) {
     const { before, after } = await ctx.deps.settings.update(body)
     const changed = Object.keys(body)
       .filter((k) => before[k as keyof typeof before] !== after[k as keyof typeof after])
       .sort()
-    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('settings.update', null, { changed, values: body })
+    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('settings.update', null, {
+      changed,
+      values: body,
+    })
     return reply(200, after)
   },
 })

@@ -72,7 +72,10 @@ function fileOperation(head: boolean, preview: boolean) {
     route: { method: head ? 'head' : 'get', path: `/api/${what}` },
     input: { query: ZDownloadQuery },
     responses: head
-      ? { 200: { description: 'the headers of the whole file' }, 206: { description: 'the headers of the range' } }
+      ? {
+          200: { description: 'the headers of the whole file' },
+          206: { description: 'the headers of the range' },
+        }
       : preview
         ? {
             200: fileBody(
@@ -123,7 +126,9 @@ function fileOperation(head: boolean, preview: boolean) {
               'Cross-Origin-Resource-Policy': 'same-origin',
             }
           : {}),
-        ...(file.range ? { 'Content-Range': `bytes ${file.range.start}-${file.range.end}/${file.size}` } : {}),
+        ...(file.range
+          ? { 'Content-Range': `bytes ${file.range.start}-${file.range.end}/${file.size}` }
+          : {}),
       })
       void sendBody(req as Request, res as Response, file)
     },
@@ -141,7 +146,10 @@ function archiveOperation(head: boolean) {
     route: { method: head ? 'head' : 'get', path: '/api/download-all' },
     input: { query: ZDownloadAllQuery },
     responses: head
-      ? { 200: { description: 'the headers of the archive' }, 206: { description: 'the headers of the range' } }
+      ? {
+          200: { description: 'the headers of the archive' },
+          206: { description: 'the headers of the range' },
+        }
       : {
           200: zipBody(
             'the archive, as an attachment with its exact Content-Length, Accept-Ranges: bytes and a strong ETag',
@@ -151,7 +159,8 @@ function archiveOperation(head: boolean) {
     auth: publicAccess,
     errors: {
       ...openErrors,
-      range_not_satisfiable: 'the range lies outside the archive (Content-Range: bytes */size); counts nothing',
+      range_not_satisfiable:
+        'the range lies outside the archive (Content-Range: bytes */size); counts nothing',
       storage_failed: 'the first file could not be read from storage; nothing was counted',
       service_unavailable: 'a store cannot be reached; nothing was counted (Retry-After)',
     },

@@ -153,7 +153,10 @@ export const createShareOperation = define({
   },
   async handler({ body }, ctx) {
     const { req, res } = expressOf(ctx)
-    const { code, token } = await ctx.deps.sharing.createShare({ ...body, clientKey: clientKey(req, ctx.deps) })
+    const { code, token } = await ctx.deps.sharing.createShare({
+      ...body,
+      clientKey: clientKey(req, ctx.deps),
+    })
     const link = `${req.protocol}://${req.get('host')}/pickup#${token}`
     res.set('Cache-Control', 'no-store')
     return reply(200, { code, token, link })
@@ -167,7 +170,9 @@ export const checkAuthCodeOperation = define({
   tags: ['public'],
   route: { method: 'post', path: '/api/auth-code/check' },
   input: { body: ZCheckAuthCode },
-  responses: { 200: { description: 'the code is usable for what was asked', schema: ZCheckAuthCodeResponse } },
+  responses: {
+    200: { description: 'the code is usable for what was asked', schema: ZCheckAuthCodeResponse },
+  },
   auth: publicAccess,
   errors: { bad_request: 'invalid request', ...AUTH_CODE_ERRORS },
   async handler({ body }, ctx) {

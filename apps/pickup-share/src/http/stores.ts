@@ -181,4 +181,3 @@ export const storeOperations = [
   testStoreOperation,
   deleteStoreOperation,
 ] as const
-

@@ -50,7 +50,8 @@ export const generateClientTokenOperation = define({
     bad_request: 'invalid event, or a multipart upload',
     store_unavailable: 'the blob store is not enabled',
     file_too_large: 'above maxFileSizeBytes',
-    rate_limit_exceeded: 'too many permissions, or too many bytes held by permissions not shared yet; Retry-After',
+    rate_limit_exceeded:
+      'too many permissions, or too many bytes held by permissions not shared yet; Retry-After',
     store_full: 'no storage instance has room',
   },
   async handler({ body }, ctx) {
@@ -106,7 +107,7 @@ export const vercelBlobPutOperation = defineRepresentation({
   summary:
     "The Vercel Blob client's PUT (`?pathname=`, `Authorization: Bearer <clientToken from /api/upload>`); the answer's pathname is the one to list in /api/share, with the proof in its url's fragment (`#proof=`)",
   description:
-    'Errors carry the Vercel client\'s codes in the envelope (client_token_expired with `Token expired`, forbidden, file_too_large, bad_request) with the statuses listed.',
+    "Errors carry the Vercel client's codes in the envelope (client_token_expired with `Token expired`, forbidden, file_too_large, bad_request) with the statuses listed.",
   tags: ['public'],
   route: { method: 'put', path: `${VERCEL_BLOB_API_PATH}/` },
   input: {},
@@ -160,7 +161,10 @@ export const vercelBlobPutOperation = defineRepresentation({
       const mapped = forVercelClient(error)
       if (error.headers) res.set(error.headers)
       const envelope = body as { error: Record<string, unknown> }
-      return { status: mapped.status, body: { error: { ...envelope.error, code: mapped.code, message: mapped.message } } }
+      return {
+        status: mapped.status,
+        body: { error: { ...envelope.error, code: mapped.code, message: mapped.message } },
+      }
     }
   },
   respond(answer, _req, res) {
