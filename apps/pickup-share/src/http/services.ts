@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http'
 import type { Logger } from '@quartet/core/log'
 import { type OperationContext, operationsOver } from '@quartet/core/operation'
 import type { Request, Response } from 'express'
@@ -84,7 +83,3 @@ export function expressOf(ctx: Pick<OperationContext<unknown, unknown>, 'req' | 
 } {
   return { req: ctx.req as Request, res: ctx.headers as Response }
 }
-
-/** The client's address key of an operation's request (see clientKey). */
-export const callerKey = (req: IncomingMessage, s: Pick<Services, 'ipv6Prefix'>): string =>
-  clientKey(req as Request, s)

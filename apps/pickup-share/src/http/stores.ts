@@ -1,4 +1,4 @@
-import { reply } from '@quartet/core/operation'
+import { type OperationContext, reply } from '@quartet/core/operation'
 import { z } from 'zod'
 import { PROBE_REASONS } from '../domain/connection-tests.ts'
 import type { InstanceView } from '../domain/storage-instances.ts'
@@ -85,11 +85,11 @@ export const ZStoreDeleted = z.object({
 
 /** An admin's change to a store, audited with the session's label (credentials never logged). */
 const auditStore = (
-  ctx: { deps: Services; caller: AdminSession; req: unknown; headers: unknown },
+  ctx: OperationContext<AdminSession, Services>,
   action: string,
   target: string,
   details: Record<string, unknown>,
-) => auditOf(ctx.deps, expressOf(ctx as never).req, ctx.caller)(action, target, details)
+) => auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)(action, target, details)
 
 const admin = { tags: ['admin'], auth: adminSession }
 
