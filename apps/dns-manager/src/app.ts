@@ -10,14 +10,15 @@ import { z } from 'zod'
 import type { TConfig } from './config.ts'
 import { createFailedSecretGuard } from './domain/failed-secrets.ts'
 import type { DnsProvider } from './domain/provider.ts'
-import { createDnsService, type DnsService, VERSION } from './domain/service.ts'
+import { bindUseCases, type UseCases, VERSION } from './domain/use-cases.ts'
 import { dyndnsRouter } from './http/dyndns.ts'
 import { createGraphQL } from './http/graphql.ts'
 import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
 import { operations } from './http/registry.ts'
 import { restHotRoutes, restRouter } from './http/rest.ts'
-import { type RpcHttpAnswer, rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
+import type { RpcHttpAnswer } from './http/rpc-messages.ts'
+import { rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
 import { answerMemos } from './http/answer-memo.ts'
 import { createProvider } from './providers/index.ts'
 import { serializePerZone } from './providers/serialized.ts'
@@ -27,7 +28,7 @@ import { cachedCredentialLookup, createPrincipalVersions, versionedStores } from
 import { cachedViews } from './store/view-cache.ts'
 import { driftMetrics } from './http/drift-metrics.ts'
 import { backOfficeOperations, registerBackOffice, SESSION_COOKIE } from './http/back-office.ts'
-import { createPeopleService } from './domain/people.ts'
+import { bindPeopleUseCases } from './domain/people.ts'
 import type { Mailer } from './domain/ports.ts'
 import { createMailer } from './mail/mailer.ts'
 import { webHelmetOptions } from '@quartet/core/web'
@@ -54,12 +55,12 @@ export interface AppDeps {
 
 export interface DnsManager {
   app: Express
-  service: DnsService
+  useCases: UseCases
 }
 
 const PREFIXES = ['', '/api/v1']
 
-/** The app and its domain service (main.ts runs the sweeper and reconcile jobs on the latter). */
+/** The app and its domain's use cases (main.ts runs the sweeper and reconcile jobs on the latter). */
 export function buildDnsManager(deps: AppDeps): DnsManager {
   const { config } = deps
   const clock = deps.clock ?? systemClock
@@ -80,7 +81,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         })
       : undefined
   const drift = driftMetrics(deps.onUnknownOutcome)
-  const service = createDnsService({
+  const useCases = bindUseCases({
     drift: drift.observer,
     repo,
     ...(cacheMaxAgeMs > 0
@@ -122,8 +123,8 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
     points: config.RATE_LIMIT_PER_MINUTE,
     durationSec: 60,
   })
-  const pipeline = createPipeline({ svc: service, limiter, repo })
-  const people = createPeopleService({
+  const pipeline = createPipeline({ useCases, limiter, repo })
+  const people = bindPeopleUseCases({
     people: repo,
     sessions: repo,
     accounts: repo,
@@ -212,7 +213,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         app.use(`${prefix}/rpc`, rpcBodyErrors(), rpc)
       }
       const nic = dyndnsRouter({
-        svc: service,
+        useCases,
         pipeline,
         allowPrivateAddresses: config.ALLOW_PRIVATE_ADDRESSES,
         audit: (entry) => repo.audit(entry),
@@ -225,7 +226,7 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
   drift.register(metrics)
   graphql.register(metrics)
   memos.register(metrics)
-  return { app, service }
+  return { app, useCases }
 }
 
 /** The express app, without listen(): tests run it in-process with real dependencies. */

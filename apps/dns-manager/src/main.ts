@@ -21,7 +21,7 @@ void runService({
     // run or another replica could not reach it, so it stays off.
     const cachePrincipals = kv.kind === 'redis' && config.PRINCIPAL_CACHE_MAX_AGE_MS > 0
     logger.info({ cachePrincipals, maxAgeMs: config.PRINCIPAL_CACHE_MAX_AGE_MS }, 'principal cache')
-    const { app, service } = buildDnsManager({
+    const { app, useCases } = buildDnsManager({
       config,
       logger,
       db,
@@ -29,7 +29,7 @@ void runService({
       cachePrincipals,
       onUnknownOutcome: () => kick(),
     })
-    const repairs = createRepairScheduler({ run: () => service.repairUpstream(), logger })
+    const repairs = createRepairScheduler({ run: () => useCases.repairUpstream(), logger })
     kick = repairs.kick
     // The sweeper releases subdomains past their grace period; reconcile finishes what a crash
     // left pending; repair re-asserts RRsets whose upstream state is unknown.
@@ -38,9 +38,9 @@ void runService({
       intervalMs: config.JOBS_INTERVAL_MS,
       logger,
       run: async () => {
-        const swept = await service.sweepExpired()
-        const reconciled = await service.reconcilePending()
-        const repaired = await service.repairUpstream()
+        const swept = await useCases.sweepExpired()
+        const reconciled = await useCases.reconcilePending()
+        const repaired = await useCases.repairUpstream()
         const changed =
           swept.released.length ||
           swept.failed.length ||
@@ -56,7 +56,7 @@ void runService({
       intervalMs: config.ANTI_ENTROPY_INTERVAL_MS,
       logger,
       run: async () => {
-        const result = await service.reconcileUpstream()
+        const result = await useCases.reconcileUpstream()
         if (result.repaired.length) logger.info({ ...result }, 'anti-entropy repaired the upstream')
       },
     })

@@ -6,7 +6,7 @@ import type { Express } from 'express'
 import { buildDnsManager, type DnsManager } from '../src/app.ts'
 import { loadAppConfig, type TConfig } from '../src/config.ts'
 import type { DnsProvider } from '../src/domain/provider.ts'
-import { issueCredential } from '../src/domain/service.ts'
+import { issueCredential } from '../src/domain/use-cases.ts'
 import { createDb, type Db } from '../src/store/db.ts'
 import { createRepository } from '../src/store/repository.ts'
 

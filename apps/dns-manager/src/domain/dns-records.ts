@@ -8,12 +8,12 @@ import {
   checkCnameRules,
   checkDelegationRules,
   checkTargetRules,
-  rdataOf,
   type RecordInput,
   type RecordType,
   type RecordValues,
   validateRecord,
-} from './records.ts'
+} from './record-rules.ts'
+import { rdataOf } from './zone-file.ts'
 import { ownSubdomain, subdomainNotFound } from './subdomains.ts'
 import { type SyncDeps, writeRecord } from './sync.ts'
 import { afterId, asValues, confirmedView, cursorOf, type Page, type RecordView } from './views.ts'

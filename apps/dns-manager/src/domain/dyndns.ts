@@ -4,7 +4,7 @@ import type { Principal } from './principal.ts'
 import { createRecord, deleteRecord, updateRecord } from './dns-records.ts'
 import type { DomainDeps } from './deps.ts'
 import { normaliseRecordName, normaliseTarget, ownerLabelOf } from './names.ts'
-import { TTL_MIN, validateAddress } from './records.ts'
+import { TTL_MIN, validateAddress } from './record-rules.ts'
 import type { SyncDeps } from './sync.ts'
 
 /**

@@ -14,7 +14,7 @@ export interface Principal {
   scopeSubdomainId: number | null
   /**
    * The account's version tokens as this request read them before any database read, when they
-   * vouch for what it reads (ports.ts, ViewCache): its reads may be answered from, and kept in,
+   * vouch for what it reads (ports/views.ts, ViewCache): its reads may be answered from, and kept in,
    * the account's views cache. Absent or null: straight to the database.
    */
   viewToken?: string | null

@@ -1,4 +1,4 @@
-import type { RecordType } from './records.ts'
+import type { RecordType } from './record-rules.ts'
 
 /** One RRset at the upstream: every record of one name and type. Empty `records` deletes it. */
 export interface RRset {

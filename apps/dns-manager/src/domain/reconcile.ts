@@ -2,7 +2,7 @@ import { DAY_MS, type DomainDeps } from './deps.ts'
 import { fqdnOf, ownerLabelOf } from './names.ts'
 import type { OwnerStamp, RRsetKey } from './ports.ts'
 import type { ServedRRset } from './provider.ts'
-import { desiredOfSubdomain, desiredRRset, rrsetKey, sameRRset, splitKey } from './rrsets.ts'
+import { desiredOfSubdomain, desiredRRset, rrsetKey, sameRRset, splitKey } from './rrset-comparison.ts'
 import { assertRRsets, isManagedName, releaseSubdomain, type SyncDeps, unknownOutcome } from './sync.ts'
 
 /**

@@ -3,7 +3,7 @@ import type { Principal } from './principal.ts'
 import { DAY_MS, type DomainDeps, PER_PAGE_DEFAULT } from './deps.ts'
 import { MAX_NAME_LENGTH, normaliseLabel } from './names.ts'
 import type { RecordFields, SubdomainListRow, SubdomainRow, ZoneRow } from './ports.ts'
-import { bindZoneFile, bindZoneFileInRoot } from './records.ts'
+import { bindZoneFile, bindZoneFileInRoot } from './zone-file.ts'
 import { releaseSubdomain, type SyncDeps } from './sync.ts'
 import {
   addYears,

@@ -4,7 +4,7 @@ import type { DomainDeps } from './deps.ts'
 import { fqdnOf, isRegistrableLabel, ownerLabelOf } from './names.ts'
 import type { OwnerStamp, RecordChange, RecordRow, RRsetKey, SubdomainRow } from './ports.ts'
 import { ProviderError, type ServedRRset } from './provider.ts'
-import { desiredRRset, rrsetKey } from './rrsets.ts'
+import { desiredRRset, rrsetKey } from './rrset-comparison.ts'
 
 /**
  * Keeping the upstream in line with the database, on the request path: record writes and the

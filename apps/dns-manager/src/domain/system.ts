@@ -2,7 +2,7 @@ import { ApiError } from '@quartet/core/errors'
 import type { Principal } from './principal.ts'
 import { type DomainDeps, PER_PAGE_MAX, VERSION } from './deps.ts'
 import { normaliseHostname } from './names.ts'
-import { RECORD_TYPES, TTL_DEFAULT, TTL_MAX, TTL_MIN } from './records.ts'
+import { RECORD_TYPES, TTL_DEFAULT, TTL_MAX, TTL_MIN } from './record-rules.ts'
 import { iso, statusOf } from './views.ts'
 
 /** Whether a name is registered here, and with which nameservers (any caller may ask of any name). */

@@ -1,7 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
 import { DAY_MS } from './deps.ts'
 import type { RecordFields, RecordRow, SubdomainListRow, ViewCache } from './ports.ts'
-import type { RecordType, RecordValues } from './records.ts'
+import type { RecordType, RecordValues } from './record-rules.ts'
 
 /** What clients see of subdomains and records, and the pagination every list shares. */
 

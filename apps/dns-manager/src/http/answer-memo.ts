@@ -2,7 +2,7 @@ import { isKeptBody } from '@quartet/core/http'
 import type { RateLimitDecision } from '@quartet/core/rate-limit'
 import client from 'prom-client'
 import type { ViewCache } from '../domain/ports.ts'
-import type { Principal } from '../domain/service.ts'
+import type { Principal } from '../domain/use-cases.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /** A kept answer, and how many rate-limit points the request it answers spends. */
@@ -178,7 +178,7 @@ export async function keptAnswer<T>(
 
 /**
  * The memos of the two call styles that have them, counted for the scraper. `RpcAnswer` is
- * rpc.ts's answer type, named by the composition root: rpc.ts uses this file, not the reverse.
+ * rpc-messages.ts's answer type, named by the composition root: rpc.ts uses this file, not the reverse.
  */
 export function answerMemos<RpcAnswer>(views: ViewCache | undefined) {
   const hits = new client.Counter({

@@ -6,8 +6,9 @@ import { inputOf, validate } from '@quartet/core/validate'
 import { cookieValue, csrfGuard, findWebRoot, serveWebBuild } from '@quartet/core/web'
 import type { Express, Request, RequestHandler, Response } from 'express'
 import { z } from 'zod'
-import { PASSWORD_MIN, type PeopleService, SESSION_ABSOLUTE_MS } from '../domain/people.ts'
-import type { Principal } from '../domain/service.ts'
+import type { PeopleUseCases } from '../domain/people.ts'
+import { PASSWORD_MIN, SESSION_ABSOLUTE_MS } from '../domain/people-common.ts'
+import type { Principal } from '../domain/use-cases.ts'
 import { operationsByName } from './registry.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -222,7 +223,7 @@ export const backOfficeOperations: OperationDoc[] = [
 
 // --- handlers ----------------------------------------------------------------------------------
 
-type SessionPrincipal = NonNullable<Awaited<ReturnType<PeopleService['sessionPrincipal']>>>
+type SessionPrincipal = NonNullable<Awaited<ReturnType<PeopleUseCases['sessionPrincipal']>>>
 const principalOf = (res: Response): SessionPrincipal => res.locals.principal as SessionPrincipal
 
 function setSessionCookie(req: Request, res: Response, value: string) {
@@ -247,7 +248,7 @@ function clearSessionCookie(req: Request, res: Response) {
  */
 export function registerBackOffice(
   app: Express,
-  deps: { people: PeopleService; pipeline: Pipeline; allowedOrigins: string[] },
+  deps: { people: PeopleUseCases; pipeline: Pipeline; allowedOrigins: string[] },
 ): void {
   const { people, pipeline } = deps
   app.use('/account/api', (_req, res, next) => {

@@ -3,7 +3,7 @@ import { Router, type Request, type Response } from 'express'
 import { z } from 'zod'
 import type { AuditEntry } from '../domain/ports.ts'
 import { dyndnsAddresses, MAX_DYNDNS_HOSTS } from '../domain/dyndns.ts'
-import type { DnsService } from '../domain/service.ts'
+import type { UseCases } from '../domain/use-cases.ts'
 import { basicCredentials } from './basic-auth.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -27,7 +27,7 @@ export const ZDyndnsQuery = z.object({
 })
 
 export function dyndnsRouter(deps: {
-  svc: DnsService
+  useCases: UseCases
   pipeline: Pipeline
   allowPrivateAddresses: boolean
   audit: (entry: AuditEntry) => Promise<void>
@@ -43,7 +43,7 @@ export function dyndnsRouter(deps: {
   async function update(req: Request, res: Response) {
     let principal
     try {
-      principal = await deps.svc.authenticateDyndns(basicCredentials(req.headers.authorization), req.ip)
+      principal = await deps.useCases.authenticateDyndns(basicCredentials(req.headers.authorization), req.ip)
       await deps.pipeline.spend(principal)
     } catch (err) {
       const e = toApiError(err)
@@ -85,7 +85,7 @@ export function dyndnsRouter(deps: {
       return answer(res, 400, `badip ${toApiError(err).message}`)
     }
     try {
-      const results = await deps.svc.dyndnsUpdate(principal, hostnames, addresses)
+      const results = await deps.useCases.dyndnsUpdate(principal, hostnames, addresses)
       const lines = results.map((r) => (r.addresses.length ? `${r.code} ${r.addresses.join(',')}` : r.code))
       const changed = results.filter((r) => r.code !== 'nochg' && r.code !== 'nohost' && r.code !== 'notfqdn')
       if (changed.length)

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { DnsService, Principal } from '../domain/service.ts'
+import type { UseCases, Principal } from '../domain/use-cases.ts'
 
 /**
  * One operation, defined once: its name (the JSON-RPC method), zod input, handler, REST route and
@@ -25,7 +25,7 @@ export interface Operation<S extends z.ZodType = z.ZodType, O = unknown> {
   graphql: { kind: 'query' | 'mutation'; field: string; args: string; type: string }
   /** What the audit log names as the target. */
   target?: (input: z.output<S>, output?: unknown) => string
-  handler: (ctx: { svc: DnsService; principal: Principal }, input: z.output<S>) => Promise<O>
+  handler: (ctx: { useCases: UseCases; principal: Principal }, input: z.output<S>) => Promise<O>
 }
 
 /** Keeps the input type of each operation while the registry holds them side by side. */

@@ -3,7 +3,7 @@ import { ApiError, toApiError } from '@quartet/core/errors'
 import { type RateLimitDecision, type RateLimiter, rateLimitError } from '@quartet/core/rate-limit'
 import { parseInput } from '@quartet/core/validate'
 import { ACME_ONLY_MESSAGE } from '../domain/acme-scope.ts'
-import type { DnsService, Principal } from '../domain/service.ts'
+import type { UseCases, Principal } from '../domain/use-cases.ts'
 import type { AuditStore, KvRead } from '../domain/ports.ts'
 import { basicCredentials } from './basic-auth.ts'
 import type { Operation } from './operation.ts'
@@ -14,13 +14,13 @@ import type { Operation } from './operation.ts'
  * allow list — once per HTTP request — then, per operation call, (4) the rate limit and (5) input
  * validation, the handler, and the audit entry of a write.
  */
-export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; repo: AuditStore }) {
+export function createPipeline(deps: { useCases: UseCases; limiter: RateLimiter; repo: AuditStore }) {
   return {
     authenticate(
       headers: Record<string, string | string[] | undefined>,
       ip: string | undefined,
     ): Promise<Principal> {
-      return deps.svc.authenticate(credentialsOf(headers), ip)
+      return deps.useCases.authenticate(credentialsOf(headers), ip)
     },
 
     /**
@@ -47,7 +47,7 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
               return values
             })
       }
-      const principal = await deps.svc.authenticate(credentialsOf(headers), ip, undefined, ride)
+      const principal = await deps.useCases.authenticate(credentialsOf(headers), ip, undefined, ride)
       const prepaid = taken?.credentialId === principal.credentialId ? taken.decisions : null
       return { principal, prepaid }
     },
@@ -85,7 +85,7 @@ export function createPipeline(deps: { svc: DnsService; limiter: RateLimiter; re
         if (principal.scope === 'acme' && !op.acme)
           throw new ApiError('credential_scope_forbidden', ACME_ONLY_MESSAGE)
         input = parseOperationInput(op, rawInput)
-        const output = await op.handler({ svc: deps.svc, principal }, input as never)
+        const output = await op.handler({ useCases: deps.useCases, principal }, input as never)
         if (op.write) await audit(op, principal, input ?? rawInput, output, 'ok')
         return output
       } catch (err) {

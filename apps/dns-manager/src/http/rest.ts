@@ -4,7 +4,7 @@ import { HotAnswer, type HotRoute } from '@quartet/core/http'
 import { jsonBytesOf, jsonWithHead } from '@quartet/core/json-text'
 import { requestIp } from '@quartet/core/log'
 import { Router, type Request, type RequestHandler } from 'express'
-import type { Principal } from '../domain/service.ts'
+import type { Principal } from '../domain/use-cases.ts'
 import type { Operation } from './operation.ts'
 import { ONE_POINT, type Pipeline } from './pipeline.ts'
 

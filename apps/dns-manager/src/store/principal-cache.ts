@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { KeyValueStore } from '@quartet/core/kv'
-import { ReadsInFlight } from '@quartet/core/reads-in-flight'
+import { VersionedCache } from '@quartet/core/versioned-cache'
 import type { CredentialLookup, CredentialWithAccount, ReadAhead, Stores } from '../domain/ports.ts'
 
 /**
@@ -13,12 +13,9 @@ import type { CredentialLookup, CredentialWithAccount, ReadAhead, Stores } from 
  * account at once, is there for changes that are not one account's.
  *
  * Why a cached principal is never older than a change the caller could know about: a reader
- * reads the tokens first and the database second, and caches what it read under those tokens.
- * A writer commits first and replaces the token second (and only then answers). So a change
- * committed after the reader's database read replaces the token the reader cached under, and the
- * next read goes to the database. An account with no token (never read, expired, lost with a
- * Redis restart) is read from the database and not cached until a token exists; tokens are
- * random, not counters, so a new one never equals an old one a cache still holds.
+ * reads the tokens first and the database second, a writer commits first and replaces the token
+ * second; core's versioned cache (packages/core/src/versioned-cache.ts) keeps the reader's answer
+ * under the tokens it read, and says why that is enough.
  * key-info's key record cache works the same way (apps/key-info/src/store/key-record-cache.ts).
  */
 export interface PrincipalVersions {
@@ -70,93 +67,86 @@ export interface PrincipalCacheOptions {
    * stays unseen.
    */
   maxAgeMs: number
-  /** How many credentials one process keeps; the oldest entry goes first. */
+  /** How many credentials one process keeps; the least recently used go first. */
   maxEntries?: number
   /** Milliseconds now (the app's clock, so tests can age entries). */
   now: () => number
 }
 
-interface Entry {
-  accountId: string
-  /** The tokens (all, account) the principal was read under; null: read without a token to vouch for it. */
-  token: string | null
-  cachedAt: number
-  found: CredentialWithAccount
-}
-
 /**
- * Authentication's lookup, cached per process under the account's version token. A hit costs
- * no round trip of its own: the tokens come back with the failed-secret guard's kv read, which
- * every authentication makes anyway (`readAhead`). Unknown keys are not cached; a key whose
- * tokens cannot be read is looked up in the database.
- * Misses of one key under one token at once share one lookup (core's ReadsInFlight).
+ * Authentication's lookup, cached per process under the account's version token (core's
+ * VersionedCache). A hit costs no round trip of its own: the tokens come back with the
+ * failed-secret guard's kv read, which every authentication makes anyway (`readAhead`). Unknown
+ * keys are not cached; a key whose tokens cannot be read is looked up in the database.
+ * Misses of one key under one token at once share one lookup.
  */
 export function cachedCredentialLookup(
   accounts: Pick<Stores, 'findCredential' | 'touchCredential'>,
   versions: PrincipalVersions,
   options: PrincipalCacheOptions,
 ): CredentialLookup {
-  const maxEntries = options.maxEntries ?? 10_000
-  const entries = new Map<string, Entry>()
-  // A Redis that restarted (or failed over) may have lost token replacements it had
-  // acknowledged, and could then hand back a token a cache still holds: start again. A read
-  // whose tokens were asked for before such a moment is not cached either.
-  let lostAt = -Infinity
-  /** The database lookups out, by public key. */
-  const lookups = new ReadsInFlight<CredentialWithAccount | null>()
-  versions.onLost(() => {
-    lostAt = performance.now()
-    entries.clear()
-    lookups.clear()
+  // By public key; an entry kept without a token is there only to name the account whose tokens
+  // the next request reads ahead.
+  const principals = new VersionedCache<CredentialWithAccount | null>({
+    maxAgeMs: options.maxAgeMs,
+    maxEntries: options.maxEntries ?? 10_000,
+    now: options.now,
+    onLost: (listener) => versions.onLost(listener),
   })
   const tokenOf = (values: Array<string | null>): string | null =>
     values.length === 2 && values[0] !== null && values[1] !== null ? `${values[0]} ${values[1]}` : null
 
   return {
     readAhead(publicKey) {
-      const entry = entries.get(publicKey)
-      return entry ? versions.keysOf(entry.accountId) : []
+      const kept = principals.peek(publicKey)
+      return kept?.value ? versions.keysOf(kept.value.account.id) : []
     },
 
     async find(publicKey, readAhead: ReadAhead) {
-      const cached = entries.get(publicKey)
+      const cached = principals.peek(publicKey)
       const token = cached && readAhead !== 'unreadable' ? tokenOf(readAhead.values) : null
-      if (
-        cached &&
-        token !== null &&
-        cached.token === token &&
-        options.now() - cached.cachedAt < options.maxAgeMs
-      )
-        return cached.found
-      const lookup = lookups.read(publicKey, token, options.now(), () => accounts.findCredential(publicKey))
-      const cachedAt = lookup.began
+      const hit = principals.get(publicKey, token)
+      if (hit) return hit
+      const lookup = principals.load(publicKey, token, () => accounts.findCredential(publicKey))
       const found = await lookup.read
-      entries.delete(publicKey)
+      // Joined a lookup out already: the one who began it keeps what it found.
+      if (lookup.joined) return found
+      principals.forget(publicKey)
       if (!found || readAhead === 'unreadable') return found
       // A public key belongs to one account for good, so the tokens read ahead for the entry
       // this replaces are the account's own: read before the database, they vouch for it.
       const vouched =
-        token !== null && cached?.accountId === found.account.id && readAhead.askedAt > lostAt ? token : null
-      entries.set(publicKey, { accountId: found.account.id, token: vouched, cachedAt, found })
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
+        token !== null &&
+        cached?.value?.account.id === found.account.id &&
+        !principals.lostSince(readAhead.askedAt)
+          ? token
+          : null
+      principals.keep(publicKey, vouched, found, lookup.began)
       // Without a token read ahead nothing vouches for this copy: the entry only tells the next
       // request which tokens to read with the guard's, and the token made now lets it cache.
       if (vouched === null) await versions.start(found.account.id).catch(() => undefined)
       return found
     },
 
-    held: (publicKey) => entries.get(publicKey)?.found,
+    held: (publicKey) => principals.peek(publicKey)?.value ?? undefined,
 
     vouchedToken(readAhead) {
-      return readAhead !== 'unreadable' && readAhead.askedAt > lostAt ? tokenOf(readAhead.values) : null
+      return readAhead !== 'unreadable' && !principals.lostSince(readAhead.askedAt)
+        ? tokenOf(readAhead.values)
+        : null
     },
 
     async touch(found, now) {
       await accounts.touchCredential(found.credential.id, now)
       // The copy other requests share learns it too, or every request would write it again.
-      const entry = entries.get(found.credential.publicKey)
-      if (entry?.found.credential.id === found.credential.id)
-        entry.found = { ...entry.found, credential: { ...entry.found.credential, lastUsedAt: now } }
+      const kept = principals.peek(found.credential.publicKey)
+      if (kept?.value?.credential.id === found.credential.id)
+        principals.keep(
+          found.credential.publicKey,
+          kept.token,
+          { ...kept.value, credential: { ...kept.value.credential, lastUsedAt: now } },
+          kept.cachedAt,
+        )
     },
   }
 }

@@ -231,7 +231,7 @@ describe('the Cloudflare provider (DNS records API v4)', () => {
     try {
       await addZone(deps, zone)
       const a = await createAccount(deps)
-      const { app, service } = buildApp(deps, {
+      const { app, useCases } = buildApp(deps, {
         env: { DNS_PROVIDER: 'cloudflare', CLOUDFLARE_API_URL: url, CLOUDFLARE_API_TOKEN: 'cf-token' },
       })
       const created = await request(app)
@@ -253,7 +253,7 @@ describe('the Cloudflare provider (DNS records API v4)', () => {
       stray(`stray.cf.${zone}`, '6.6.6.6') // under the subdomain, unknown to the database
       stray(`gone.${zone}`, '6.6.6.7') // under a label nobody owns
       stray(`www.${zone}`, '9.9.9.9') // a reserved label: the operator's
-      const result = await service.reconcileUpstream()
+      const result = await useCases.reconcileUpstream()
       expect(result.repaired.map((r) => `${r.name} ${r.action}`).sort()).toEqual(
         [`gone.${zone} delete`, `stray.cf.${zone} delete`].sort(),
       )

@@ -80,7 +80,7 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
   const served = (name: string, type: string) => dig(pdns, name, type).map((x) => x.rdata)
 
   it('when PowerDNS is frozen during a create, then 502, it applies the create on waking, and the repair job removes it again', async () => {
-    const { app, service, a, id, fqdn } = await setup()
+    const { app, useCases, a, id, fqdn } = await setup()
     pdns.freeze()
     const res = await addRecord(app, a, id, { type: 'A', name: '@', content: '1.2.8.1' })
     pdns.thaw()
@@ -90,7 +90,7 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
     await eventually(() => served(fqdn, 'A').includes('1.2.8.1'), 'PowerDNS serves the timed-out create')
     expect(await listed(app, a, id, '@', 'A')).toEqual([])
 
-    const result = await service.repairUpstream()
+    const result = await useCases.repairUpstream()
     expect(result.repaired).toEqual([
       { zone: expect.any(String), name: fqdn, type: 'A', action: 'delete', source: 'repair' },
     ])
@@ -99,7 +99,7 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
   })
 
   it('when PowerDNS freezes during an update, then 502 with the old value kept, and DNS serves the old value after the repair', async () => {
-    const { app, service, a, id, fqdn, freezeAtNextChange } = await setup()
+    const { app, useCases, a, id, fqdn, freezeAtNextChange } = await setup()
     const rec = await addRecord(app, a, id, { type: 'A', name: '@', content: '1.2.8.1' }).expect(201)
     freezeAtNextChange()
     const res = await request(app)
@@ -111,13 +111,13 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
     await eventually(() => served(fqdn, 'A').includes('1.2.8.2'), 'PowerDNS serves the timed-out update')
     expect(await listed(app, a, id, '@', 'A')).toEqual(['1.2.8.1'])
 
-    await service.repairUpstream()
+    await useCases.repairUpstream()
     expect(served(fqdn, 'A')).toEqual(['1.2.8.1'])
     expect(served(fqdn, 'A')).toEqual(await listed(app, a, id, '@', 'A'))
   })
 
   it('when PowerDNS freezes during a record delete, then 502 with the record still listed, and DNS serves it again after the repair', async () => {
-    const { app, service, a, id, fqdn, freezeAtNextChange } = await setup()
+    const { app, useCases, a, id, fqdn, freezeAtNextChange } = await setup()
     const rec = await addRecord(app, a, id, { type: 'TXT', name: 'info', content: 'kept' }).expect(201)
     freezeAtNextChange()
     const res = await request(app)
@@ -131,12 +131,12 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
     )
     expect(await listed(app, a, id, 'info', 'TXT')).toEqual(['"kept"'])
 
-    await service.repairUpstream()
+    await useCases.repairUpstream()
     expect(served(`info.${fqdn}`, 'TXT')).toEqual(['"kept"'])
   })
 
   it('when PowerDNS freezes during a subdomain delete, then 502, the subdomain stays active with its records, and DNS serves them again after the repair', async () => {
-    const { app, service, a, id, fqdn, freezeAtNextChange } = await setup()
+    const { app, useCases, a, id, fqdn, freezeAtNextChange } = await setup()
     await addRecord(app, a, id, { type: 'A', name: '@', content: '1.2.8.1' }).expect(201)
     await addRecord(app, a, id, { type: 'TXT', name: 'www', content: 'hello' }).expect(201)
     freezeAtNextChange()
@@ -149,7 +149,7 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
     // The subdomain takes changes again (it is no longer being released).
     await addRecord(app, a, id, { type: 'A', name: 'api', content: '1.2.8.3' }).expect(201)
 
-    await service.repairUpstream()
+    await useCases.repairUpstream()
     expect(served(fqdn, 'A')).toEqual(await listed(app, a, id, '@', 'A'))
     expect(served(fqdn, 'A')).toEqual(['1.2.8.1'])
     expect(served(`www.${fqdn}`, 'TXT')).toEqual(['"hello"'])
@@ -188,13 +188,13 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
     expect(served(first.fqdn, 'A')).toEqual([])
     // The repair marks of account 1's failed write now re-assert account 2's state, not account 1's.
     await addRecord(first.app, b, id2, { type: 'A', name: '@', content: '1.2.8.9' }).expect(201)
-    await first.service.repairUpstream()
+    await first.useCases.repairUpstream()
     expect(served(first.fqdn, 'A')).toEqual(['1.2.8.9'])
     expect(served(first.fqdn, 'A')).toEqual(await listed(first.app, b, id2, '@', 'A'))
   })
 
   it('when RRsets drift upstream by hand, then the anti-entropy job repairs those it manages, counts and logs them, and leaves the operator’s alone', async () => {
-    const { app, service, a, id, fqdn, zone } = await setup()
+    const { app, useCases, a, id, fqdn, zone } = await setup()
     await addRecord(app, a, id, { type: 'A', name: '@', content: '1.2.8.1' }).expect(201)
     const other = await setup() // another zone: its RRsets are compared too
     await addRecord(other.app, other.a, other.id, { type: 'A', name: '@', content: '1.2.8.7' }).expect(201)
@@ -223,7 +223,7 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
     })
     expect(patch.status).toBe(204)
 
-    const result = await service.reconcileUpstream()
+    const result = await useCases.reconcileUpstream()
     expect(result.skipped).toBeUndefined()
     // Every zone of the database is compared (other tests' zones too); these two are this test's.
     const ours = result.repaired.filter((r) => r.zone === zone || r.zone === other.zone)
@@ -255,22 +255,22 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
       `dns_manager_upstream_repairs_total{source="anti_entropy",action="delete",service="dns-manager"} ${count('delete')}`,
     )
     // A second pass finds nothing left to repair.
-    expect((await service.reconcileUpstream()).repaired).toEqual([])
+    expect((await useCases.reconcileUpstream()).repaired).toEqual([])
   })
 
   it('when two replicas run the anti-entropy job at once, then only one of them works; the other skips', async () => {
-    const { service } = await setup({ timeoutMs: 1500 })
+    const { useCases } = await setup({ timeoutMs: 1500 })
     const second = buildApp(deps, { provider: realProvider(1500), env: { PROVIDER_TIMEOUT_MS: '1500' } })
     pdns.freeze() // the first pass holds the lease while it waits for PowerDNS
-    const firstRun = service.reconcileUpstream()
+    const firstRun = useCases.reconcileUpstream()
     await new Promise((r) => setTimeout(r, 300))
-    const secondRun = await second.service.reconcileUpstream()
+    const secondRun = await second.useCases.reconcileUpstream()
     pdns.thaw()
     expect(secondRun.skipped).toBe('another replica')
     const firstResult = await firstRun
     expect(firstResult.skipped).toBeUndefined()
     // The lease is given back at the end of a pass.
-    expect((await second.service.reconcileUpstream()).skipped).toBeUndefined()
+    expect((await second.useCases.reconcileUpstream()).skipped).toBeUndefined()
   })
 
   it('when PowerDNS is frozen under many writes, then no database lock or connection is held across the calls: other requests on the subdomain answer at once', async () => {

@@ -2,7 +2,7 @@ import { request, silentLogger } from '@quartet/core/testing'
 import { statusOf } from '@quartet/core/errors'
 import { buildDnsManager } from '../../src/app.ts'
 import '../../src/domain/errors.ts'
-import { rpcErrorCodes } from '../../src/http/rpc.ts'
+import { rpcErrorCodes } from '../../src/http/rpc-messages.ts'
 import { createDb } from '../../src/store/db.ts'
 import { testConfig, useDeps } from '../helpers.ts'
 

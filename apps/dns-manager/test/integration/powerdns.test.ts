@@ -168,7 +168,7 @@ describeWithPdns('against a real PowerDNS (Authoritative HTTP API, gsqlite3)', (
 
   it('when a subdomain is past its grace period, then the sweeper removes its records from PowerDNS and releases it', async () => {
     const { zone, a } = await setup()
-    const { app: api, service } = buildApp(deps, {
+    const { app: api, useCases } = buildApp(deps, {
       env: { DNS_PROVIDER: 'powerdns', PDNS_API_URL: pdns.apiUrl, PDNS_API_KEY: pdns.apiKey },
     })
     const s = await request(api)
@@ -185,7 +185,7 @@ describeWithPdns('against a real PowerDNS (Authoritative HTTP API, gsqlite3)', (
     await deps.database.query("UPDATE subdomain SET expires_at = now() - interval '46 days' WHERE id = $1", [
       s.body.subdomain.id,
     ])
-    const swept = await service.sweepExpired()
+    const swept = await useCases.sweepExpired()
     expect(swept.released).toContain(`old.${zone}`)
     expect(await lookup(pdns, `old.${zone}`, 'A')).toBe('ENOTFOUND')
     await request(api).get(`/rest/subdomains/${s.body.subdomain.id}`).set(a.headers).expect(404)

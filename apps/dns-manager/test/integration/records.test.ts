@@ -235,7 +235,7 @@ describe('DNS records on the database provider', () => {
 
   it('when a write was left pending by a crash, then it is invisible and the reconcile job rolls it back', async () => {
     const clock = fixedClock(new Date())
-    const { app, service } = buildApp(deps, { clock })
+    const { app, useCases } = buildApp(deps, { clock })
     const a = await createAccount(deps)
     const s = await subdomain(app, a)
     const kept = await request(app)
@@ -259,9 +259,9 @@ describe('DNS records on the database provider', () => {
     expect(
       list.body.dns_records.map((r: { name: string; content: string }) => `${r.name}=${r.content}`),
     ).toEqual(['kept=8.8.8.8'])
-    expect((await service.reconcilePending()).rolled_back).toEqual([]) // not stale yet
+    expect((await useCases.reconcilePending()).rolled_back).toEqual([]) // not stale yet
     clock.advance(61_000)
-    const result = await service.reconcilePending()
+    const result = await useCases.reconcilePending()
     expect(result.rolled_back.sort()).toEqual([created!.record.id, kept.body.dns_record.id].sort())
     const rows = await deps.database.query<{ name: string; content: string; state: string }>(
       'SELECT name, content, state FROM dns_record WHERE subdomain_id = $1 ORDER BY id',

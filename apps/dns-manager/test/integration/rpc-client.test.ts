@@ -2,7 +2,7 @@ import { quoteIdent } from '@quartet/core/db'
 import { silentLogger } from '@quartet/core/testing'
 import { JSONRPCClient, JSONRPCErrorException } from 'json-rpc-2.0'
 import { buildDnsManager } from '../../src/app.ts'
-import { rpcErrorCodes } from '../../src/http/rpc.ts'
+import { rpcErrorCodes } from '../../src/http/rpc-messages.ts'
 import { createDb } from '../../src/store/db.ts'
 import {
   addZone,

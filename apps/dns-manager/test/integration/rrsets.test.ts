@@ -222,7 +222,7 @@ describeWithPowerDns('the TTL the API shows is the TTL PowerDNS serves', () => {
   const pdns = usePowerDns()
 
   it('when records of one RRset get different TTLs, then dig shows the API’s TTL on every record; a failed change leaves all of them as they were', async () => {
-    const { app, service, zone, a } = await powerDnsApp(deps, pdns, {
+    const { app, useCases, zone, a } = await powerDnsApp(deps, pdns, {
       prefix: 'rt',
       timeoutMs: 1000,
       env: { PROVIDER_TIMEOUT_MS: '1000' },
@@ -251,7 +251,7 @@ describeWithPowerDns('the TTL the API shows is the TTL PowerDNS serves', () => {
     expect(res.status).toBe(502)
     expect(Object.values(await ttls(app, a, id))).toEqual([3600, 3600])
     await new Promise((r) => setTimeout(r, 1500)) // PowerDNS applies what it had taken
-    await service.repairUpstream()
+    await useCases.repairUpstream()
     expect(dig(pdns, fqdn, 'A').map((x) => x.ttl)).toEqual([3600, 3600])
   })
 })

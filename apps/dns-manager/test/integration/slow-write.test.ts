@@ -27,7 +27,7 @@ describe('a record write the reconcile job rolled back while it was slow', () =>
       },
     }
     const clock = fixedClock(new Date('2026-11-24T06:00:00Z'))
-    const { app, service } = buildApp(deps, { provider, clock, env: { PENDING_TIMEOUT_MS: '1000' } })
+    const { app, useCases } = buildApp(deps, { provider, clock, env: { PENDING_TIMEOUT_MS: '1000' } })
     const a = await createAccount(deps)
     const zone = `${unique('sw')}.test`
     await addZone(deps, zone)
@@ -41,7 +41,7 @@ describe('a record write the reconcile job rolled back while it was slow', () =>
     // While the upstream call is under way, time passes and the reconcile job runs.
     stall = async () => {
       clock.advance(5_000)
-      const result = await service.reconcilePending()
+      const result = await useCases.reconcilePending()
       expect(result.rolled_back).toHaveLength(1)
     }
     const res = await request(app)

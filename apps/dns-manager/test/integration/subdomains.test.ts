@@ -198,7 +198,7 @@ describe('subdomains: create, read, quota and balance', () => {
 describe('renewal', () => {
   async function setup(priceCents: number, balanceCents: number) {
     const clock = fixedClock('2027-01-01T00:00:00.000Z')
-    const { app, service } = buildApp(deps, { clock })
+    const { app, useCases } = buildApp(deps, { clock })
     const root = await zone(priceCents)
     const a = await createAccount(deps, { quota: 5, balanceCents: balanceCents + priceCents })
     const res = await request(app)
@@ -208,7 +208,7 @@ describe('renewal', () => {
       .expect(201)
     return {
       app,
-      service,
+      useCases,
       clock,
       a,
       root,
@@ -252,11 +252,11 @@ describe('renewal', () => {
   })
 
   it('when the grace period has passed, then 403 renewal_window_expired, and the sweeper releases it', async () => {
-    const { app, service, clock, a, root, id, expiresAt } = await setup(0, 0)
+    const { app, useCases, clock, a, root, id, expiresAt } = await setup(0, 0)
     clock.set(new Date(expiresAt + 46 * DAY))
     const res = await request(app).post(`/rest/subdomains/${id}/renew`).set(a.headers).expect(403)
     expect(res.body.error.code).toBe('renewal_window_expired')
-    const swept = await service.sweepExpired()
+    const swept = await useCases.sweepExpired()
     expect(swept.released).toContain(`renew.${root}`)
     await request(app).get(`/rest/subdomains/${id}`).set(a.headers).expect(404)
     expect((await request(app).get('/rest/quota').set(a.headers)).body.quota.used).toBe(0)

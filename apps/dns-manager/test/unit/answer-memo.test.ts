@@ -1,4 +1,4 @@
-import type { Principal } from '../../src/domain/service.ts'
+import type { Principal } from '../../src/domain/use-cases.ts'
 import { answerMemo } from '../../src/http/answer-memo.ts'
 import { cachedViews } from '../../src/store/view-cache.ts'
 

@@ -1,6 +1,7 @@
 import { ApiError } from '@quartet/core/errors'
 import { normaliseHostname, normaliseLabel, normaliseRecordName } from '../../src/domain/names.ts'
-import { bindZoneFile, rdataOf, splitTxt, validateRecord } from '../../src/domain/records.ts'
+import { validateRecord } from '../../src/domain/record-rules.ts'
+import { bindZoneFile, rdataOf, splitTxt } from '../../src/domain/zone-file.ts'
 
 const field = (f: () => unknown) => {
   try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { KeyValueStore } from '@quartet/core/kv'
-import { ReadsInFlight } from '@quartet/core/reads-in-flight'
+import { VersionedCache } from '@quartet/core/versioned-cache'
 import type { KeyStore, KeyWithUsage, UsageStore } from '../domain/ports.ts'
 
 /**
@@ -9,12 +9,9 @@ import type { KeyStore, KeyWithUsage, UsageStore } from '../domain/ports.ts'
  * that it is out of date on its next read, whichever replica or CLI made the change.
  *
  * Why a cached record is never older than a change the caller could know about: a reader reads
- * the token first and the database second, and caches what it read under that token. A writer
- * commits first and replaces the token second (and only then answers its client). So a change
- * committed after the reader's database read replaces the token the reader cached under, and
- * the next read goes to the database. A key with no token (never read, expired, or lost with a
- * Redis restart) is read from the database and not cached until a token exists; tokens are
- * random, not counters, so a new one never equals an old one a cache still holds.
+ * the token first and the database second, a writer commits first and replaces the token second;
+ * core's versioned cache (packages/core/src/versioned-cache.ts) keeps the reader's answer under
+ * the token it read, and says why that is enough.
  */
 export interface KeyVersions {
   /** The key's current token, or null when kv has none (never read, expired, or kv lost it). */
@@ -55,7 +52,7 @@ export interface KeyRecordCacheOptions {
    * go through this service (SQL by hand, a token replacement lost to a kv outage) stays unseen.
    */
   maxAgeMs: number
-  /** How many keys' records one process keeps; the oldest entry goes first. */
+  /** How many keys' records one process keeps; the least recently used go first. */
   maxEntries?: number
   /** Milliseconds now (the app's clock, so tests can age entries). */
   now: () => number
@@ -63,39 +60,25 @@ export interface KeyRecordCacheOptions {
   onBumpFailed: (err: unknown, hashes: string[]) => void
 }
 
-interface Entry {
-  token: string
-  /** The UTC day the windows were summed for: a new day is a new record. */
-  today: string
-  cachedAt: number
-  record: KeyWithUsage
-}
-
 /**
- * The key store with GET /api/v1/key's read cached per process under the key's version token,
- * and key changes (PATCH, DELETE) replacing the token after they commit. A cache hit costs one kv
- * read instead of a database statement. When kv cannot be read, reads go to the database.
- * Unknown keys are not cached.
- * Misses of one key for one day under one token at once share one read (core's ReadsInFlight).
+ * The key store with GET /api/v1/key's read cached per process under the key's version token
+ * (core's VersionedCache), and key changes (PATCH, DELETE) replacing the token after they commit.
+ * A cache hit costs one kv read instead of a database statement. When kv cannot be read, reads go
+ * to the database. Unknown keys are not cached.
+ * Misses of one key for one day under one token at once share one read.
  */
 export function versionedKeyStore(
   inner: KeyStore,
   versions: KeyVersions,
   options: KeyRecordCacheOptions,
 ): KeyStore {
-  const maxEntries = options.maxEntries ?? 10_000
-  const entries = new Map<string, Entry>()
-  // A Redis that restarted (or failed over) may have lost token replacements it had
-  // acknowledged, and could then hand back a token a cache still holds: start again.
-  // A read whose token was asked for before such a moment is not cached either.
-  let lostAt = -Infinity
-  /** The database reads out, by key hash. */
-  const reads = new ReadsInFlight<KeyWithUsage | null>()
-  versions.onLost(() => {
-    lostAt = performance.now()
-    entries.clear()
-    reads.clear()
+  const records = new VersionedCache<KeyWithUsage | null>({
+    maxAgeMs: options.maxAgeMs,
+    maxEntries: options.maxEntries ?? 10_000,
+    now: options.now,
+    onLost: (listener) => versions.onLost(listener),
   })
+  const keepIf = (record: KeyWithUsage | null) => record !== null
   const bump = (hashes: string[]) =>
     versions.bump(hashes).catch((err: unknown) => options.onBumpFailed(err, hashes))
 
@@ -103,6 +86,7 @@ export function versionedKeyStore(
     ...inner,
     async findWithUsage(hash, windows, known) {
       if (options.maxAgeMs <= 0) return inner.findWithUsage(hash, windows)
+      const read = () => inner.findWithUsage(hash, windows)
       let token: string | null
       let askedAt: number
       try {
@@ -110,34 +94,19 @@ export function versionedKeyStore(
         askedAt = known ? known.askedAt : performance.now()
         token = known ? known.token : await versions.read(hash)
       } catch {
-        entries.delete(hash)
-        return inner.findWithUsage(hash, windows)
+        records.forget(hash)
+        return read()
       }
-      const cached = entries.get(hash)
-      if (
-        token !== null &&
-        cached?.token === token &&
-        cached.today === windows.today &&
-        options.now() - cached.cachedAt < options.maxAgeMs
-      )
-        return cached.record
-      // The day's sums are part of what is read: a read for another day is another read.
-      const read = reads.read(hash, token === null ? null : `${token} ${windows.today}`, options.now(), () =>
-        inner.findWithUsage(hash, windows),
-      )
-      const cachedAt = read.began
-      const record = await read.read
-      entries.delete(hash)
-      if (record && token !== null) {
-        if (askedAt <= lostAt) return record
-        entries.set(hash, { token, today: windows.today, cachedAt, record })
-        if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
-      } else if (record) {
-        // Only a token read before the database may vouch for what was read, so this answer is
-        // not cached; the token made now lets the next read cache. Unknown keys get none: a
-        // flood of made-up keys leaves nothing behind in kv.
-        await versions.start(hash).catch(() => undefined)
-      }
+      // The day's sums are part of what is read: a read for another day is another version.
+      const version = token === null ? null : `${token} ${windows.today}`
+      // A hit answers here, without the miss's closures and promises (the headline read).
+      const hit = records.get(hash, version)
+      if (hit) return hit
+      const record = await records.read(hash, version, read, { askedAt, keepIf })
+      // Only a token read before the database may vouch for what was read, so this answer is not
+      // cached; the token made now lets the next read cache. Unknown keys get none: a flood of
+      // made-up keys leaves nothing behind in kv.
+      if (record && token === null) await versions.start(hash).catch(() => undefined)
       return record
     },
 

@@ -22,7 +22,7 @@ export const accountOperations = [
     write: false,
     rest: { method: 'post', path: '/auth/verify' },
     graphql: { kind: 'query', field: 'verifyCredentials', args: '', type: 'VerifyResult!' },
-    handler: ({ svc, principal }) => svc.verify(principal),
+    handler: ({ useCases, principal }) => useCases.verify(principal),
   }),
   defineOperation({
     name: 'quota.get',
@@ -31,6 +31,6 @@ export const accountOperations = [
     write: false,
     rest: { method: 'get', path: '/quota' },
     graphql: { kind: 'query', field: 'quota', args: '', type: 'QuotaResult!' },
-    handler: ({ svc, principal }) => svc.quota(principal),
+    handler: ({ useCases, principal }) => useCases.quota(principal),
   }),
 ]

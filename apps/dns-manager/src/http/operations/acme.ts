@@ -33,7 +33,7 @@ export const acmeOperations = [
     rest: { method: 'post', path: '/acme/httpreq/present' },
     graphql: { kind: 'mutation', field: 'presentAcmeChallenge', args, type: 'AcmeChallengeResult!' },
     target,
-    handler: ({ svc, principal }, input) => svc.presentChallenge(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.presentChallenge(principal, input),
   }),
   defineOperation({
     name: 'acme.cleanup',
@@ -45,6 +45,6 @@ export const acmeOperations = [
     rest: { method: 'post', path: '/acme/httpreq/cleanup' },
     graphql: { kind: 'mutation', field: 'cleanupAcmeChallenge', args, type: 'AcmeChallengeResult!' },
     target,
-    handler: ({ svc, principal }, input) => svc.cleanupChallenge(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.cleanupChallenge(principal, input),
   }),
 ]

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { RECORD_TYPES } from '../../domain/records.ts'
+import { RECORD_TYPES } from '../../domain/record-rules.ts'
 import { createdId, defineOperation } from '../operation.ts'
 import { ZPage, zId, zInteger } from './inputs.ts'
 
@@ -52,7 +52,7 @@ export const recordOperations = [
       args: '(subdomain_id: Int!, cursor: String, per_page: Int, type: String, name: String)',
       type: 'DnsRecordPage!',
     },
-    handler: ({ svc, principal }, input) => svc.listRecords(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.listRecords(principal, input),
   }),
   defineOperation({
     name: 'dns_records.get',
@@ -66,7 +66,7 @@ export const recordOperations = [
       args: '(subdomain_id: Int!, id: Int!)',
       type: 'DnsRecordResult!',
     },
-    handler: ({ svc, principal }, input) => svc.getRecord(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.getRecord(principal, input),
   }),
   defineOperation({
     name: 'dns_records.create',
@@ -82,7 +82,7 @@ export const recordOperations = [
       type: 'DnsRecordResult!',
     },
     target,
-    handler: ({ svc, principal }, input) => svc.createRecord(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.createRecord(principal, input),
   }),
   defineOperation({
     name: 'dns_records.update',
@@ -102,7 +102,7 @@ export const recordOperations = [
       type: 'DnsRecordResult!',
     },
     target,
-    handler: ({ svc, principal }, input) => svc.updateRecord(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.updateRecord(principal, input),
   }),
   defineOperation({
     name: 'dns_records.delete',
@@ -122,6 +122,6 @@ export const recordOperations = [
       type: 'Deleted!',
     },
     target,
-    handler: ({ svc, principal }, input) => svc.deleteRecord(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.deleteRecord(principal, input),
   }),
 ]

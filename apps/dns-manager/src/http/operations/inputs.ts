@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { PER_PAGE_MAX } from '../../domain/service.ts'
+import { PER_PAGE_MAX } from '../../domain/use-cases.ts'
 
 /** An integer that may arrive as a JSON number or, from a REST path or query, as digits. */
 export const zInteger = (min: number, max: number) =>

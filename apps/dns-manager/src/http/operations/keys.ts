@@ -24,7 +24,7 @@ export const keyOperations = [
     write: false,
     rest: { method: 'get', path: '/keys' },
     graphql: { kind: 'query', field: 'apiKeys', args: '', type: 'ApiKeyList!' },
-    handler: ({ svc, principal }) => svc.listKeys(principal),
+    handler: ({ useCases, principal }) => useCases.listKeys(principal),
   }),
   defineOperation({
     name: 'keys.create',
@@ -40,7 +40,7 @@ export const keyOperations = [
       type: 'NewApiKeyResult!',
     },
     target: (_i, o) => `key:${createdId(o, 'key')}`,
-    handler: ({ svc, principal }, input) => svc.createKey(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.createKey(principal, input),
   }),
   defineOperation({
     name: 'keys.delete',
@@ -50,7 +50,7 @@ export const keyOperations = [
     rest: { method: 'post', path: '/keys/:id/delete', also: [{ method: 'delete', path: '/keys/:id' }] },
     graphql: { kind: 'mutation', field: 'deleteApiKey', args: '(id: String!)', type: 'DeletedKey!' },
     target: (i) => `key:${i.id}`,
-    handler: ({ svc, principal }, input) => svc.deleteKey(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.deleteKey(principal, input),
   }),
   defineOperation({
     name: 'keys.regenerate',
@@ -60,6 +60,6 @@ export const keyOperations = [
     rest: { method: 'post', path: '/keys/:id/regenerate' },
     graphql: { kind: 'mutation', field: 'regenerateApiKey', args: '(id: String!)', type: 'NewApiKeyResult!' },
     target: (i) => `key:${i.id}`,
-    handler: ({ svc, principal }, input) => svc.regenerateKey(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.regenerateKey(principal, input),
   }),
 ]

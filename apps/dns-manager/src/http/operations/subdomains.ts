@@ -31,7 +31,7 @@ export const subdomainOperations = [
       args: '(cursor: String, per_page: Int, rootdomain: String, search: String)',
       type: 'SubdomainPage!',
     },
-    handler: ({ svc, principal }, input) => svc.listSubdomains(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.listSubdomains(principal, input),
   }),
   defineOperation({
     name: 'subdomains.get',
@@ -40,7 +40,7 @@ export const subdomainOperations = [
     write: false,
     rest: { method: 'get', path: '/subdomains/:id' },
     graphql: { kind: 'query', field: 'subdomain', args: '(id: Int!)', type: 'SubdomainResult!' },
-    handler: ({ svc, principal }, input) => svc.getSubdomain(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.getSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.create',
@@ -56,7 +56,7 @@ export const subdomainOperations = [
       type: 'SubdomainResult!',
     },
     target: (i, o) => (o ? `subdomain:${createdId(o, 'subdomain')}` : `${i.subdomain}.${i.rootdomain}`),
-    handler: ({ svc, principal }, input) => svc.createSubdomain(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.createSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.renew',
@@ -66,7 +66,7 @@ export const subdomainOperations = [
     rest: { method: 'post', path: '/subdomains/:id/renew' },
     graphql: { kind: 'mutation', field: 'renewSubdomain', args: '(id: Int!)', type: 'RenewResult!' },
     target: idTarget,
-    handler: ({ svc, principal }, input) => svc.renewSubdomain(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.renewSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.delete',
@@ -80,7 +80,7 @@ export const subdomainOperations = [
     },
     graphql: { kind: 'mutation', field: 'deleteSubdomain', args: '(id: Int!)', type: 'Deleted!' },
     target: idTarget,
-    handler: ({ svc, principal }, input) => svc.deleteSubdomain(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.deleteSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.zone',
@@ -93,6 +93,6 @@ export const subdomainOperations = [
       raw: (o: { zone: string }) => ({ contentType: 'text/dns; charset=utf-8', body: o.zone }),
     },
     graphql: { kind: 'query', field: 'zoneFile', args: '(id: Int!)', type: 'ZoneFile!' },
-    handler: ({ svc, principal }, input) => svc.exportZone(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.exportZone(principal, input),
   }),
 ]

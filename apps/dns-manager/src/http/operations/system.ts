@@ -13,7 +13,7 @@ export const systemOperations = [
     write: false,
     rest: { method: 'get', path: '/whois' },
     graphql: { kind: 'query', field: 'whois', args: '(domain: String!)', type: 'WhoisResult!' },
-    handler: ({ svc, principal }, input) => svc.whois(principal, input),
+    handler: ({ useCases, principal }, input) => useCases.whois(principal, input),
   }),
   defineOperation({
     name: 'system.info',
@@ -22,6 +22,6 @@ export const systemOperations = [
     write: false,
     rest: { method: 'get', path: '/system' },
     graphql: { kind: 'query', field: 'systemInfo', args: '', type: 'SystemResult!' },
-    handler: ({ svc }) => svc.systemInfo(),
+    handler: ({ useCases }) => useCases.systemInfo(),
   }),
 ]

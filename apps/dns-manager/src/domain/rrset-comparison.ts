@@ -2,7 +2,8 @@ import ipaddr from 'ipaddr.js'
 import { fqdnOf } from './names.ts'
 import type { RecordRow } from './ports.ts'
 import type { ServedRRset } from './provider.ts'
-import { type RecordType, rdataOf, TTL_DEFAULT } from './records.ts'
+import { type RecordType, TTL_DEFAULT } from './record-rules.ts'
+import { rdataOf } from './zone-file.ts'
 import { asValues } from './views.ts'
 
 /** RRsets as the database wants them and as the upstream serves them, and how the two compare. */

@@ -24,11 +24,12 @@ export type { Page, RecordView, SubdomainStatus, SubdomainView } from './views.t
 type Args<F> = F extends (deps: never, ...args: infer A) => unknown ? A : never
 
 /**
- * The domain's operations with their dependencies bound, for the HTTP adapters and the jobs.
+ * The domain's use cases with their dependencies bound, for the HTTP adapters and the jobs.
  * The rules live in the operation groups (accounts, credentials, subdomains, dns-records, sync,
- * system); this is only the wiring table.
+ * system); this is only the wiring table. ("Service", in dns-manager, is only ever the deployed
+ * program.)
  */
-export function createDnsService(deps: {
+export function bindUseCases(deps: {
   repo: Stores
   provider: DnsProvider
   clock: Clock
@@ -114,4 +115,4 @@ export function createDnsService(deps: {
   }
 }
 
-export type DnsService = ReturnType<typeof createDnsService>
+export type UseCases = ReturnType<typeof bindUseCases>
