@@ -178,6 +178,9 @@ export const vercelBlobPutOperation = defineRepresentation({
  * did before they were operations.
  */
 export function registerUploadRequests(app: Express, s: Services): void {
+  // Both are public: the caller is nothing (a requirement added to either must be resolved here).
+  for (const op of [generateClientTokenOperation, requestUploadOperation])
+    if (op.auth !== publicAccess) throw new Error(`${op.name}: POST /api/upload resolves public access only`)
   const noCaller = () => undefined
   const token = operationHandler(generateClientTokenOperation, noCaller, s)
   const permission = operationHandler(requestUploadOperation, noCaller, s)
