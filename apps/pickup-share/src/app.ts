@@ -4,7 +4,7 @@ import { databaseReadiness } from '@quartet/core/db'
 import { createHttpApp } from '@quartet/core/http'
 import { type KeyValueStore, RedisKeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
-import { createOpenApiDocument, serveOpenApi } from '@quartet/core/openapi'
+import { serveOpenApi } from '@quartet/core/openapi'
 import { createRateLimiter, DEFAULT_IPV6_PREFIX } from '@quartet/core/rate-limit'
 import type { Express } from 'express'
 import type { TConfig } from './config.ts'
@@ -31,16 +31,20 @@ import { UploadPermissions } from './domain/upload-permissions.ts'
 import { UploadReservations } from './domain/upload-reservations.ts'
 import { UploadTokens } from './domain/upload-token.ts'
 import { WindowCounters } from './domain/window-counters.ts'
-import { adminOperations, registerAdmin, SESSION_COOKIE } from './http/admin.ts'
+import { registerAdminGuards } from './http/admin.ts'
+import { adminPathGuard } from './http/auth.ts'
+import { registerDownloadMethods } from './http/download.ts'
 import { registerGuessMetrics, registerPasswordMetrics } from './http/metrics.ts'
+import { mount, pickupShareOpenApi } from './http/operations.ts'
 import type { Services } from './http/services.ts'
-import { downloadOperations, registerDownloads } from './http/download.ts'
-import { registerShare, shareOperations } from './http/share.ts'
-import { registerStores, storeOperations } from './http/stores.ts'
-import { registerTus, TUS_BASE_PATH, tusOperations } from './http/tus.ts'
+import { adminOperations } from './http/admin.ts'
+import { downloadOperations } from './http/download.ts'
+import { shareOperations } from './http/share.ts'
+import { storeOperations } from './http/stores.ts'
+import { registerTus, TUS_BASE_PATH } from './http/tus.ts'
 import { deferContinue } from './http/upload-connection.ts'
-import { isStreamedUpload, registerUpload, uploadOperations } from './http/upload.ts'
-import { registerVercelBlob, vercelBlobOperations } from './http/vercel-blob.ts'
+import { blobUploadOperation, isStreamedUpload, repoUploadOperation } from './http/upload.ts'
+import { registerUploadRequests, vercelBlobPutOperation } from './http/vercel-blob.ts'
 import { registerWeb, siteInfoRoute, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
 import { type BuiltinStorageConfig, buildStorage, driverFactory } from './drivers/factory.ts'
 import { RedisLocker } from './drivers/redis-locker.ts'
@@ -112,25 +116,8 @@ export interface PickupShare {
   services: Services & { gate: DownloadGate }
 }
 
-export const openApiDocument = () =>
-  createOpenApiDocument(
-    {
-      title: 'pickup-share',
-      version: '1.0.0',
-      description: 'File sharing with pickup codes: client-direct uploads, counted downloads, an admin area.',
-      securitySchemes: { adminSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } },
-    },
-    [
-      ...uploadOperations,
-      ...tusOperations,
-      ...vercelBlobOperations,
-      ...shareOperations,
-      ...downloadOperations,
-      ...adminOperations,
-      ...storeOperations,
-      ...webOperations,
-    ],
-  )
+/** The OpenAPI document /openapi.json serves, generated from the operations (http/operations.ts). */
+export const openApiDocument = pickupShareOpenApi
 
 /**
  * The composition root: builds the repositories (src/store) and the storage drivers, hands each
@@ -160,14 +147,20 @@ export function buildPickupShare(deps: AppDeps): PickupShare {
     },
     (app) => {
       serveOpenApi(app, openApiDocument)
-      registerVercelBlob(app, services)
-      registerUpload(app, services)
+      registerUploadRequests(app, services)
+      mount(app, services, [vercelBlobPutOperation, blobUploadOperation, repoUploadOperation])
       registerTus(app, services)
-      registerShare(app, services)
-      registerDownloads(app, services)
-      registerAdmin(app, services)
-      registerStores(app, services)
-      registerWeb(app, site)
+      mount(app, services, shareOperations)
+      mount(app, services, downloadOperations)
+      registerDownloadMethods(app)
+      // The CSRF guard before every admin path, the login included; the session check is each
+      // operation's auth, and adminPathGuard's for the admin paths no operation serves.
+      registerAdminGuards(app, services)
+      mount(app, services, adminOperations)
+      mount(app, services, storeOperations)
+      app.use('/api/admin', adminPathGuard(services))
+      mount(app, services, webOperations)
+      registerWeb(app)
     },
   )
   registerGuessMetrics(metrics, services.guard)

@@ -12,7 +12,7 @@ import { type InputSchemas, type ParsedInput, parseInput } from './validate.ts'
  * client uses (InputOf, OutputOf, and operation-client.ts).
  */
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete'
+export type HttpMethod = 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete'
 
 export interface OperationRoute {
   method: HttpMethod

@@ -1,230 +1,74 @@
-import type { Express, Request, RequestHandler, Response } from 'express'
+import type { Express, Request } from 'express'
 import { ApiError } from '@quartet/core/errors'
-import type { OperationDoc } from '@quartet/core/openapi'
-import { inputOf, validate } from '@quartet/core/validate'
+import { type AnyOperation, publicAccess, reply } from '@quartet/core/operation'
 import { cookieValue, csrfGuard } from '@quartet/core/web'
-import { z } from 'zod'
-import { ABSOLUTE_TIMEOUT_MS, type AdminSession } from '../domain/admin-sessions.ts'
+import type { z } from 'zod'
+import { ABSOLUTE_TIMEOUT_MS } from '../domain/admin-sessions.ts'
 import { ZSettings, ZSettingsPatch } from '../domain/settings.ts'
-import { clientIp, clientKey, type Services } from './services.ts'
+import {
+  ZAdminShareList,
+  ZAuditList,
+  ZAuditQuery,
+  ZAuthCodeList,
+  ZAuthCodeRecord,
+  ZCleanupResult,
+  ZCreateAuthCode,
+  ZDeleteShare,
+  ZIssuedAuthCode,
+  ZLogin,
+  ZLoginResponse,
+  ZOk,
+  ZRevokeAuthCode,
+  ZShareAction,
+  ZShareDeleted,
+  ZShareList,
+} from './admin-contract.ts'
+import { adminSession, SESSION_COOKIE } from './auth.ts'
+import { clientIp, clientKey, define, expressOf, type Services } from './services.ts'
 
-/** The admin session cookie (the product abbreviation: Quartet Pickup Share). */
-export const SESSION_COOKIE = 'qps_session'
-
-const sessionOf = (res: Response): AdminSession => res.locals.adminSession as AdminSession
-
-function requireSession(s: Services): RequestHandler {
-  return async (req, res, next) => {
-    const session = await s.sessions.resume(cookieValue(req, SESSION_COOKIE))
-    if (!session) throw new ApiError('session_required', 'log in first (POST /api/admin/login)')
-    res.locals.adminSession = session
-    res.set('Cache-Control', 'no-store')
-    next()
-  }
-}
-
-function setSessionCookie(req: Request, res: Response, value: string, maxAgeMs: number) {
-  res.cookie(SESSION_COOKIE, value, {
-    httpOnly: true,
-    sameSite: 'strict',
-    path: '/',
-    secure: req.secure,
-    maxAge: maxAgeMs,
-  })
-}
-
-// --- contracts ---------------------------------------------------------------------------------
-
-export const ZLogin = z.object({ password: z.string().min(1).max(1024) }).strict()
-export const ZShareList = z
-  .object({
-    page: z.coerce.number().int().min(1).default(1),
-    pageSize: z.coerce.number().int().min(1).max(200).default(50),
-    sort: z.enum(['createdAt', 'expiresAt', 'code']).default('createdAt'),
-    order: z.enum(['asc', 'desc']).default('desc'),
-    q: z.string().max(255).optional(),
-    status: z.enum(['active', 'exhausted', 'expired']).optional(),
-  })
-  .strict()
-export const ZDeleteShare = z
-  .object({ code: z.string().regex(/^\d{6,12}$/, 'must be 6 to 12 digits') })
-  .strict()
-export const ZShareAction = z.object({ action: z.literal('cleanup') }).strict()
-export const ZCreateAuthCode = z
-  .object({
-    note: z.string().max(500).optional(),
-    expiresInHours: z
-      .number()
-      .int()
-      .min(1)
-      .max(24 * 365),
-    scope: z.enum(['downloads', 'size', 'both']),
-  })
-  .strict()
-export const ZRevokeAuthCode = z.object({ id: z.uuid() }).strict()
-export const ZAuditQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(1000).default(100),
-    action: z.string().max(100).optional(),
-  })
-  .strict()
-
-const loginSchemas = { body: ZLogin }
-const listSchemas = { query: ZShareList }
-const deleteSchemas = { body: ZDeleteShare }
-const actionSchemas = { body: ZShareAction }
-const settingsSchemas = { body: ZSettingsPatch }
-const createCodeSchemas = { body: ZCreateAuthCode }
-const revokeSchemas = { body: ZRevokeAuthCode }
-const auditSchemas = { query: ZAuditQuery }
-
-/** An admin operation's document: the session it needs and the two answers every admin route can give. */
-export const adminOperation = (op: Omit<OperationDoc, 'tags' | 'security'>): OperationDoc => ({
-  ...op,
-  tags: ['admin'],
-  security: ['adminSession'],
-  responses: {
-    ...op.responses,
-    401: { description: 'no valid session' },
-    403: { description: 'CSRF check failed' },
-  },
-})
-
-export const adminOperations: OperationDoc[] = [
-  {
-    method: 'post',
-    path: '/api/admin/login',
-    operationId: 'adminLogin',
-    summary: 'Log in; sets the qps_session cookie',
-    tags: ['admin'],
-    request: loginSchemas,
-    responses: {
-      200: { description: 'logged in', schema: z.object({ ok: z.literal(true), expiresAt: z.string() }) },
-      401: { description: 'wrong password' },
-      403: { description: 'CSRF check failed' },
-      429: {
-        description:
-          'too many failed logins from this address, or for the account or everyone (backoff); Retry-After',
-      },
-    },
-  },
-  adminOperation({
-    method: 'post',
-    path: '/api/admin/logout',
-    operationId: 'adminLogout',
-    summary: 'End the session',
-    responses: { 200: { description: 'logged out' } },
-  }),
-  adminOperation({
-    method: 'get',
-    path: '/api/admin/shares',
-    operationId: 'listShares',
-    summary: 'List shares (paginated, filterable, sortable)',
-    request: listSchemas,
-    responses: { 200: { description: 'a page of shares' } },
-  }),
-  adminOperation({
-    method: 'delete',
-    path: '/api/admin/shares',
-    operationId: 'deleteShare',
-    summary: 'Delete a share and its files',
-    request: deleteSchemas,
-    responses: { 200: { description: 'deleted' }, 404: { description: 'no such share' } },
-  }),
-  adminOperation({
-    method: 'post',
-    path: '/api/admin/shares',
-    operationId: 'cleanupOrphans',
-    summary: 'Remove orphan files',
-    request: actionSchemas,
-    responses: {
-      200: {
-        description: 'what was removed',
-        schema: z.object({
-          removedFiles: z.number(),
-          freedBytes: z.number(),
-          partialFiles: z.number(),
-          partialBytes: z.number(),
-        }),
-      },
-    },
-  }),
-  adminOperation({
-    method: 'get',
-    path: '/api/admin/settings',
-    operationId: 'getSettings',
-    summary: 'Site settings',
-    responses: { 200: { description: 'settings', schema: ZSettings } },
-  }),
-  adminOperation({
-    method: 'put',
-    path: '/api/admin/settings',
-    operationId: 'putSettings',
-    summary: 'Change site settings (any subset)',
-    request: settingsSchemas,
-    responses: {
-      200: { description: 'saved settings', schema: ZSettings },
-      400: { description: 'invalid; nothing changed' },
-    },
-  }),
-  adminOperation({
-    method: 'get',
-    path: '/api/admin/authcodes',
-    operationId: 'listAuthCodes',
-    summary: 'Authorization code issuance log',
-    responses: { 200: { description: 'records' } },
-  }),
-  adminOperation({
-    method: 'post',
-    path: '/api/admin/authcodes',
-    operationId: 'createAuthCode',
-    summary: 'Issue an authorization code (shown once)',
-    request: createCodeSchemas,
-    responses: { 201: { description: 'the code' } },
-  }),
-  adminOperation({
-    method: 'delete',
-    path: '/api/admin/authcodes',
-    operationId: 'revokeAuthCode',
-    summary: 'Revoke an unused authorization code',
-    request: revokeSchemas,
-    responses: {
-      200: { description: 'revoked' },
-      404: { description: 'unknown id' },
-      409: { description: 'already used or revoked' },
-    },
-  }),
-  adminOperation({
-    method: 'get',
-    path: '/api/admin/audit',
-    operationId: 'auditLog',
-    summary: 'The admin audit log, newest first',
-    request: auditSchemas,
-    responses: { 200: { description: 'entries' } },
-  }),
-]
-
-// --- handlers ----------------------------------------------------------------------------------
-
-export function registerAdmin(app: Express, s: Services): void {
+/**
+ * The admin API: logging in and out, the shares, the site settings, authorization codes and
+ * the audit log. Every path under /api/admin passes core's CSRF guard first (registerAdminGuards).
+ */
+export function registerAdminGuards(app: Express, s: Pick<Services, 'adminAllowedOrigins'>): void {
   app.use('/api/admin', csrfGuard(s.adminAllowedOrigins))
-  const audit = (
-    req: Request,
-    res: Response,
-    action: string,
-    target: string | null,
-    details: Record<string, unknown> = {},
-  ) =>
+}
+
+/** One audit entry of an admin's request: the actor is the session's label (anonymous before login). */
+export function auditOf(s: Pick<Services, 'audit'>, req: Request, actor: { label: string } | undefined) {
+  return (action: string, target: string | null, details: Record<string, unknown> = {}) =>
     s.audit.append({
-      actor: res.locals.adminSession ? `admin:${sessionOf(res).label}` : 'anonymous',
+      actor: actor ? `admin:${actor.label}` : 'anonymous',
       action,
       target,
       ip: clientIp(req),
       details,
     })
+}
 
-  app.post('/api/admin/login', validate(loginSchemas), async (req, res) => {
-    const { body } = inputOf(loginSchemas, req)
+// --- operations --------------------------------------------------------------------------------
+
+const admin = { tags: ['admin'], auth: adminSession }
+
+export const adminLoginOperation = define({
+  name: 'adminLogin',
+  summary: 'Log in; sets the qps_session cookie',
+  tags: ['admin'],
+  route: { method: 'post', path: '/api/admin/login' },
+  input: { body: ZLogin },
+  responses: { 200: { description: 'logged in', schema: ZLoginResponse } },
+  auth: publicAccess,
+  errors: {
+    csrf_rejected: 'CSRF check failed',
+    invalid_password: 'wrong password',
+    rate_limit_exceeded:
+      'too many failed logins from this address, or for the account or everyone (backoff); Retry-After',
+    admin_disabled: 'no admin password is configured',
+    service_unavailable: 'the session store does not answer (Retry-After)',
+  },
+  async handler({ body }, ctx) {
+    const { req, res } = expressOf(ctx)
+    const s = ctx.deps
     if (!s.sessions.enabled)
       throw new ApiError('admin_disabled', 'no admin password is configured (ADMIN_PASSWORD_HASH)')
     await s.sessions.assertAvailable()
@@ -238,33 +82,55 @@ export function registerAdmin(app: Express, s: Services): void {
     }
     if (!right) {
       s.loginGuard.failed(ticket)
-      await audit(req, res, 'admin.login_failed', null)
+      await auditOf(s, req, undefined)('admin.login_failed', null)
       throw new ApiError('invalid_password', 'wrong password')
     }
     await s.loginGuard.succeeded(ticket)
     const { id, session } = await s.sessions.start(cookieValue(req, SESSION_COOKIE))
-    res.locals.adminSession = session
-    setSessionCookie(req, res, id, ABSOLUTE_TIMEOUT_MS)
-    await audit(req, res, 'admin.login', null)
-    res.set('Cache-Control', 'no-store').json({
-      ok: true,
+    res.cookie(SESSION_COOKIE, id, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/',
+      secure: req.secure,
+      maxAge: ABSOLUTE_TIMEOUT_MS,
+    })
+    await auditOf(s, req, session)('admin.login', null)
+    res.set('Cache-Control', 'no-store')
+    return reply(200, {
+      ok: true as const,
       expiresAt: new Date(session.createdAt.getTime() + ABSOLUTE_TIMEOUT_MS).toISOString(),
     })
-  })
+  },
+})
 
-  app.use('/api/admin', requireSession(s))
-
-  app.post('/api/admin/logout', async (req, res) => {
-    await s.sessions.end(cookieValue(req, SESSION_COOKIE))
-    await audit(req, res, 'admin.logout', null)
+export const adminLogoutOperation = define({
+  ...admin,
+  name: 'adminLogout',
+  summary: 'End the session',
+  route: { method: 'post', path: '/api/admin/logout' },
+  input: {},
+  responses: { 200: { description: 'logged out', schema: ZOk } },
+  errors: {},
+  async handler(_input, ctx) {
+    const { req, res } = expressOf(ctx)
+    await ctx.deps.sessions.end(cookieValue(req, SESSION_COOKIE))
+    await auditOf(ctx.deps, req, ctx.caller)('admin.logout', null)
     res.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict', secure: req.secure })
-    res.json({ ok: true })
-  })
+    return reply(200, { ok: true as const })
+  },
+})
 
-  app.get('/api/admin/shares', validate(listSchemas), async (req, res) => {
-    const { query } = inputOf(listSchemas, req)
-    const { items, total } = await s.shareAdmin.listShares(query)
-    res.json({
+export const listSharesOperation = define({
+  ...admin,
+  name: 'listShares',
+  summary: 'List shares (paginated, filterable, sortable)',
+  route: { method: 'get', path: '/api/admin/shares' },
+  input: { query: ZShareList },
+  responses: { 200: { description: 'a page of shares', schema: ZAdminShareList } },
+  errors: {},
+  async handler({ query }, { deps }) {
+    const { items, total } = await deps.shareAdmin.listShares(query)
+    return reply(200, {
       items: items.map((sh) => ({
         code: sh.code,
         createdAt: sh.createdAt.toISOString(),
@@ -290,70 +156,160 @@ export function registerAdmin(app: Express, s: Services): void {
       pageSize: query.pageSize,
       total,
     })
-  })
+  },
+})
 
-  app.delete('/api/admin/shares', validate(deleteSchemas), async (req, res) => {
-    const { body } = inputOf(deleteSchemas, req)
-    const share = await s.shareAdmin.removeShareByCode(body.code)
-    await audit(req, res, 'share.delete', body.code, { files: share.files.length })
-    res.json({ deleted: true, code: body.code })
-  })
+export const deleteShareOperation = define({
+  ...admin,
+  name: 'deleteShare',
+  summary: 'Delete a share and its files',
+  route: { method: 'delete', path: '/api/admin/shares' },
+  input: { body: ZDeleteShare },
+  responses: { 200: { description: 'deleted', schema: ZShareDeleted } },
+  errors: { share_not_found: 'no such share' },
+  async handler({ body }, ctx) {
+    const share = await ctx.deps.shareAdmin.removeShareByCode(body.code)
+    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('share.delete', body.code, {
+      files: share.files.length,
+    })
+    return reply(200, { deleted: true as const, code: body.code })
+  },
+})
 
-  app.post('/api/admin/shares', validate(actionSchemas), async (req, res) => {
-    const result = await s.cleanup.removeOrphans()
-    await audit(req, res, 'shares.cleanup', null, { ...result })
-    res.json(result)
-  })
+export const cleanupOrphansOperation = define({
+  ...admin,
+  name: 'cleanupOrphans',
+  summary: 'Remove orphan files',
+  route: { method: 'post', path: '/api/admin/shares' },
+  input: { body: ZShareAction },
+  responses: { 200: { description: 'what was removed', schema: ZCleanupResult } },
+  errors: {},
+  async handler(_input, ctx) {
+    const result = await ctx.deps.cleanup.removeOrphans()
+    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('shares.cleanup', null, { ...result })
+    return reply(200, result)
+  },
+})
 
-  app.get('/api/admin/settings', async (_req, res) => {
-    res.json(await s.settings.get())
-  })
+export const getSettingsOperation = define({
+  ...admin,
+  name: 'getSettings',
+  summary: 'Site settings',
+  route: { method: 'get', path: '/api/admin/settings' },
+  input: {},
+  responses: { 200: { description: 'settings', schema: ZSettings } },
+  errors: {},
+  async handler(_input, { deps }) {
+    return reply(200, await deps.settings.get())
+  },
+})
 
-  app.put('/api/admin/settings', validate(settingsSchemas), async (req, res) => {
-    const { body } = inputOf(settingsSchemas, req)
-    const { before, after } = await s.settings.update(body)
+export const putSettingsOperation = define({
+  ...admin,
+  name: 'putSettings',
+  summary: 'Change site settings (any subset)',
+  route: { method: 'put', path: '/api/admin/settings' },
+  input: { body: ZSettingsPatch },
+  responses: { 200: { description: 'saved settings', schema: ZSettings } },
+  errors: {
+    bad_request: 'invalid; nothing changed',
+    settings_invalid: 'the settings together are invalid; nothing changed',
+  },
+  async handler({ body }, ctx) {
+    const { before, after } = await ctx.deps.settings.update(body)
     const changed = Object.keys(body)
       .filter((k) => before[k as keyof typeof before] !== after[k as keyof typeof after])
       .sort()
-    await audit(req, res, 'settings.update', null, { changed, values: body })
-    res.json(after)
-  })
+    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('settings.update', null, {
+      changed,
+      values: body,
+    })
+    return reply(200, after)
+  },
+})
 
-  app.get('/api/admin/authcodes', async (_req, res) => {
-    const records = await s.authCodes.list()
-    res.json({ items: records.map(({ record, status }) => presentCode(record, status)) })
-  })
+export const listAuthCodesOperation = define({
+  ...admin,
+  name: 'listAuthCodes',
+  summary: 'Authorization code issuance log',
+  route: { method: 'get', path: '/api/admin/authcodes' },
+  input: {},
+  responses: { 200: { description: 'records', schema: ZAuthCodeList } },
+  errors: {},
+  async handler(_input, { deps }) {
+    const records = await deps.authCodes.list()
+    return reply(200, { items: records.map(({ record, status }) => presentCode(record, status)) })
+  },
+})
 
-  app.post('/api/admin/authcodes', validate(createCodeSchemas), async (req, res) => {
-    const { body } = inputOf(createCodeSchemas, req)
-    const { code, record } = await s.authCodes.issue(body)
-    await audit(req, res, 'authcode.create', record.id, {
+export const createAuthCodeOperation = define({
+  ...admin,
+  name: 'createAuthCode',
+  summary: 'Issue an authorization code (shown once)',
+  route: { method: 'post', path: '/api/admin/authcodes' },
+  input: { body: ZCreateAuthCode },
+  responses: { 201: { description: 'the code', schema: ZIssuedAuthCode } },
+  errors: {},
+  async handler({ body }, ctx) {
+    const { code, record } = await ctx.deps.authCodes.issue(body)
+    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('authcode.create', record.id, {
       scope: record.scope,
       expiresAt: record.expiresAt.toISOString(),
     })
-    res.status(201).json({ ...presentCode(record, 'unused'), code })
-  })
+    return reply(201, { ...presentCode(record, 'unused'), code })
+  },
+})
 
-  app.delete('/api/admin/authcodes', validate(revokeSchemas), async (req, res) => {
-    const { body } = inputOf(revokeSchemas, req)
-    const record = await s.authCodes.revoke(body.id)
-    await audit(req, res, 'authcode.revoke', record.id)
-    res.json(presentCode(record, 'revoked'))
-  })
+export const revokeAuthCodeOperation = define({
+  ...admin,
+  name: 'revokeAuthCode',
+  summary: 'Revoke an unused authorization code',
+  route: { method: 'delete', path: '/api/admin/authcodes' },
+  input: { body: ZRevokeAuthCode },
+  responses: { 200: { description: 'revoked', schema: ZAuthCodeRecord } },
+  errors: { auth_code_not_found: 'unknown id', conflict: 'already used or revoked' },
+  async handler({ body }, ctx) {
+    const record = await ctx.deps.authCodes.revoke(body.id)
+    await auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)('authcode.revoke', record.id)
+    return reply(200, presentCode(record, 'revoked'))
+  },
+})
 
-  app.get('/api/admin/audit', validate(auditSchemas), async (req, res) => {
-    const { query } = inputOf(auditSchemas, req)
-    const entries = await s.audit.list(query)
-    res.json({ items: entries.map((e) => ({ ...e, at: e.at.toISOString() })) })
-  })
-}
+export const auditLogOperation = define({
+  ...admin,
+  name: 'auditLog',
+  summary: 'The admin audit log, newest first',
+  route: { method: 'get', path: '/api/admin/audit' },
+  input: { query: ZAuditQuery },
+  responses: { 200: { description: 'entries', schema: ZAuditList } },
+  errors: {},
+  async handler({ query }, { deps }) {
+    const entries = await deps.audit.list(query)
+    return reply(200, { items: entries.map((e) => ({ ...e, at: e.at.toISOString() })) })
+  },
+})
+
+/** The admin operations; the login first, as it needs no session. */
+export const adminOperations = [
+  adminLoginOperation,
+  adminLogoutOperation,
+  listSharesOperation,
+  deleteShareOperation,
+  cleanupOrphansOperation,
+  getSettingsOperation,
+  putSettingsOperation,
+  listAuthCodesOperation,
+  createAuthCodeOperation,
+  revokeAuthCodeOperation,
+  auditLogOperation,
+] as const satisfies ReadonlyArray<AnyOperation<Services>>
 
 function presentCode(
   r: {
     id: string
     hint: string
     note: string | null
-    scope: string
+    scope: 'downloads' | 'size' | 'both'
     createdAt: Date
     expiresAt: Date
     usedAt: Date | null
@@ -367,7 +323,7 @@ function presentCode(
     hint: `…${r.hint}`,
     note: r.note,
     scope: r.scope,
-    status,
+    status: status as z.infer<typeof ZAuthCodeRecord>['status'],
     createdAt: r.createdAt.toISOString(),
     expiresAt: r.expiresAt.toISOString(),
     usedAt: r.usedAt?.toISOString() ?? null,

@@ -1,4 +1,6 @@
 import type { Logger } from '@quartet/core/log'
+import { type OperationContext, operationsOver } from '@quartet/core/operation'
+import type { Request, Response } from 'express'
 import { addressKey } from '@quartet/core/rate-limit'
 import type { AdminSessions } from '../domain/admin-sessions.ts'
 import type { AuthCodes } from '../domain/auth-codes.ts'
@@ -66,3 +68,18 @@ export const clientIp = (req: { ip?: string | undefined }): string => req.ip ?? 
 /** The client as every per-address limit counts it: an IPv4 address, or an IPv6 one by its /64. */
 export const clientKey = (req: { ip?: string | undefined }, s: Pick<Services, 'ipv6Prefix'>): string =>
   addressKey(req.ip, s.ipv6Prefix)
+
+/** pickup-share's operations, each over the use cases (http/operations.ts lists them). */
+export const { define, defineRepresentation } = operationsOver<Services>()
+
+/**
+ * The express request and response behind an operation's context: the operations here are
+ * served by express only (none is hot), and some read what express resolved (the client's
+ * address with `trust proxy`, the protocol and host of a link) or set a cookie.
+ */
+export function expressOf(ctx: Pick<OperationContext<unknown, unknown>, 'req' | 'headers'>): {
+  req: Request
+  res: Response
+} {
+  return { req: ctx.req as Request, res: ctx.headers as Response }
+}

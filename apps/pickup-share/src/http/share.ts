@@ -1,10 +1,9 @@
-import type { Express, Request } from 'express'
-import type { OperationDoc } from '@quartet/core/openapi'
+import type { IncomingMessage } from 'node:http'
 import { ApiError } from '@quartet/core/errors'
-import { inputOf, validate } from '@quartet/core/validate'
+import { publicAccess, reply } from '@quartet/core/operation'
 import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
-import { clientKey, type Services } from './services.ts'
+import { clientKey, define, expressOf } from './services.ts'
 import { checkEncryptedSizes, ZShareEncryption } from './share-encryption.ts'
 import { ZStoreKind } from './upload.ts'
 
@@ -111,109 +110,107 @@ export const ZCheckAuthCodeResponse = z.object({
   scope: z.string(),
   expiresAt: z.string(),
 })
-const checkAuthCodeSchemas = { body: ZCheckAuthCode }
+/** A protected share's refusals on take and on every download (README "Password-protected shares"). */
+export const PASSWORD_ERRORS = {
+  share_password_required:
+    'the share is protected and no password (X-Share-Password header, or the password field of take) nor a valid access grant came',
+  share_password_wrong: 'the password is not right (spends the password budgets)',
+  rate_limit_exceeded:
+    'too many failed attempts (Retry-After; details.reason address/throttle for codes, password_address/password_share for passwords)',
+} as const
 
-const shareSchemas = { body: ZCreateShare }
-const takeSchemas = { body: ZTake }
-/** A protected share's answers on take and on every download (README "Password-protected shares"). */
-export const PASSWORD_RESPONSES = {
-  401: {
-    description:
-      'share_password_required: the share is protected and no password (X-Share-Password header, or the password field of take) nor a valid access grant came',
-  },
-  403: { description: 'share_password_wrong: the password is not right (spends the password budgets)' },
-  429: {
-    description:
-      'too many failed attempts (Retry-After; details.reason address/throttle for codes, password_address/password_share for passwords)',
-  },
-}
+const AUTH_CODE_ERRORS = {
+  unlimited_disabled: 'unlimited mode is off',
+  auth_code_missing: 'unlimited asked for without an authorization code',
+  auth_code_invalid: 'no such authorization code',
+  auth_code_used: 'the authorization code was used already',
+  auth_code_expired: 'the authorization code expired',
+  auth_code_revoked: 'the authorization code was revoked',
+  auth_code_scope: 'the authorization code does not grant what was asked',
+} as const
 
-export const shareOperations: OperationDoc[] = [
-  {
-    method: 'post',
-    path: '/api/share',
-    operationId: 'createShare',
-    summary: 'Create a share from uploaded files and get its pickup code',
-    tags: ['public'],
-    request: shareSchemas,
-    responses: {
-      200: {
-        description: 'the pickup code, and the pickup link with its token (shown once)',
-        schema: ZCreateShareResponse,
-      },
-      400: {
-        description:
-          'invalid request, a file not issued here or without its proof (upload_not_issued, one answer for both), missing upload or size mismatch',
-      },
-      403: {
-        description: 'unlimited requested without a usable authorization code, or unlimited mode is off',
-      },
-      409: { description: 'a file is already part of a share' },
-      413: { description: 'an uploaded file is larger than allowed' },
+export const createShareOperation = define({
+  name: 'createShare',
+  summary: 'Create a share from uploaded files and get its pickup code',
+  tags: ['public'],
+  route: { method: 'post', path: '/api/share' },
+  input: { body: ZCreateShare },
+  responses: {
+    200: {
+      description: 'the pickup code, and the pickup link with its token (shown once)',
+      schema: ZCreateShareResponse,
     },
   },
-  {
-    method: 'post',
-    path: '/api/auth-code/check',
-    operationId: 'checkAuthCode',
-    summary:
-      'Whether an authorization code grants unlimited downloads and/or no size limit now (the send page asks before uploading); consumes nothing',
-    tags: ['public'],
-    request: checkAuthCodeSchemas,
-    responses: {
-      200: { description: 'the code is usable for what was asked', schema: ZCheckAuthCodeResponse },
-      400: { description: 'invalid request' },
-      403: {
-        description:
-          'unlimited_disabled, auth_code_missing, auth_code_invalid, auth_code_used, auth_code_expired, auth_code_revoked or auth_code_scope',
-      },
-    },
+  auth: publicAccess,
+  errors: {
+    bad_request: 'invalid request',
+    upload_not_issued: 'a file not issued here or without its proof (one answer for both)',
+    upload_missing: 'an uploaded file is missing',
+    size_mismatch: 'an uploaded file is not the size listed',
+    ...AUTH_CODE_ERRORS,
+    upload_already_shared: 'a file is already part of a share',
+    file_too_large: 'an uploaded file is larger than allowed',
   },
-  {
-    method: 'post',
-    path: '/api/take',
-    operationId: 'take',
-    summary:
-      'Exchange a pickup code (guessing limits apply) or a pickup link token (never limited) for the file list and remaining downloads',
-    tags: ['public'],
-    request: takeSchemas,
-    responses: {
-      200: { description: 'the manifest', schema: ZTakeResponse },
-      404: { description: 'unknown code or link (share_not_found)' },
-      410: {
-        description:
-          'the share is used up (share_used_up) or expired (share_expired, details.expiresAt); not a wrong guess',
-      },
-      ...PASSWORD_RESPONSES,
-    },
-  },
-]
-
-export function registerShare(app: Express, s: Services): void {
-  app.post('/api/share', validate(shareSchemas), async (req, res) => {
-    const { body } = inputOf(shareSchemas, req)
-    const { code, token } = await s.sharing.createShare({ ...body, clientKey: clientKey(req, s) })
+  async handler({ body }, ctx) {
+    const { req, res } = expressOf(ctx)
+    const { code, token } = await ctx.deps.sharing.createShare({
+      ...body,
+      clientKey: clientKey(req, ctx.deps),
+    })
     const link = `${req.protocol}://${req.get('host')}/pickup#${token}`
-    res.set('Cache-Control', 'no-store').json({ code, token, link })
-  })
+    res.set('Cache-Control', 'no-store')
+    return reply(200, { code, token, link })
+  },
+})
 
-  app.post('/api/auth-code/check', validate(checkAuthCodeSchemas), async (req, res) => {
-    const { body } = inputOf(checkAuthCodeSchemas, req)
+export const checkAuthCodeOperation = define({
+  name: 'checkAuthCode',
+  summary:
+    'Whether an authorization code grants unlimited downloads and/or no size limit now (the send page asks before uploading); consumes nothing',
+  tags: ['public'],
+  route: { method: 'post', path: '/api/auth-code/check' },
+  input: { body: ZCheckAuthCode },
+  responses: {
+    200: { description: 'the code is usable for what was asked', schema: ZCheckAuthCodeResponse },
+  },
+  auth: publicAccess,
+  errors: { bad_request: 'invalid request', ...AUTH_CODE_ERRORS },
+  async handler({ body }, ctx) {
     const needs: Array<'downloads' | 'size'> = []
     if (body.unlimitedDownloads) needs.push('downloads')
     if (body.limitSize) needs.push('size')
-    const { scope, expiresAt } = await s.uploads.checkUnlimited(body.authCode, needs)
-    res.set('Cache-Control', 'no-store').json({ ok: true, scope, expiresAt: expiresAt.toISOString() })
-  })
+    const { scope, expiresAt } = await ctx.deps.uploads.checkUnlimited(body.authCode, needs)
+    ctx.headers.setHeader('Cache-Control', 'no-store')
+    return reply(200, { ok: true as const, scope, expiresAt: expiresAt.toISOString() })
+  },
+})
 
-  app.post('/api/take', validate(takeSchemas), async (req, res) => {
-    const { body } = inputOf(takeSchemas, req)
+export const takeOperation = define({
+  name: 'take',
+  summary:
+    'Exchange a pickup code (guessing limits apply) or a pickup link token (never limited) for the file list and remaining downloads',
+  tags: ['public'],
+  route: { method: 'post', path: '/api/take' },
+  input: { body: ZTake },
+  responses: { 200: { description: 'the manifest', schema: ZTakeResponse } },
+  auth: publicAccess,
+  errors: {
+    bad_request: 'invalid request, or an X-Share-Password header above 1024 bytes',
+    share_not_found: 'unknown code or link',
+    share_used_up: 'the share is used up; not a wrong guess',
+    share_expired: 'the share expired (details.expiresAt); not a wrong guess',
+    ...PASSWORD_ERRORS,
+  },
+  async handler({ body }, ctx) {
+    const { req } = expressOf(ctx)
+    const s = ctx.deps
     const unlock = { password: body.password ?? passwordOf(req) }
     const { manifest, remaining, access, encryption } =
       body.token !== undefined
         ? await s.pickup.takeByLink(body.token, clientKey(req, s), unlock)
         : await s.pickup.take(body.code!, clientKey(req, s), unlock)
-    res.set('Cache-Control', 'no-store').json({
+    ctx.headers.setHeader('Cache-Control', 'no-store')
+    return reply(200, {
       manifest: {
         ...manifest,
         createdAt: manifest.createdAt.toISOString(),
@@ -224,15 +221,17 @@ export function registerShare(app: Express, s: Services): void {
       ...(access ? { access: { grant: access.grant, expiresAt: access.expiresAt.toISOString() } } : {}),
       ...(encryption ? { encryption } : {}),
     })
-  })
-}
+  },
+})
+
+export const shareOperations = [createShareOperation, checkAuthCodeOperation, takeOperation] as const
 
 /**
  * The `X-Share-Password` header: the password's UTF-8 bytes as sent (curl and wget send a
  * non-ASCII password that way; Node hands them over as latin1, one character a byte). Absent or
  * empty: none.
  */
-export function passwordOf(req: Request): string | undefined {
+export function passwordOf(req: IncomingMessage): string | undefined {
   const raw = req.headers[PASSWORD_HEADER]
   const value = Array.isArray(raw) ? raw[0] : raw
   if (!value) return undefined

@@ -1,11 +1,12 @@
-import { adminOperation } from './admin.ts'
-import type { Express, Request, Response } from 'express'
-import type { OperationDoc } from '@quartet/core/openapi'
-import { inputOf, validate } from '@quartet/core/validate'
+import { type OperationContext, reply } from '@quartet/core/operation'
 import { z } from 'zod'
 import { PROBE_REASONS } from '../domain/connection-tests.ts'
 import type { InstanceView } from '../domain/storage-instances.ts'
-import { clientIp, type Services } from './services.ts'
+import type { StoreKind } from '../domain/storage.ts'
+import type { AdminSession } from '../domain/admin-sessions.ts'
+import { auditOf } from './admin.ts'
+import { adminSession } from './auth.ts'
+import { define, expressOf, type Services } from './services.ts'
 import { ZStoreKind } from './upload.ts'
 
 const ZInstanceName = z
@@ -68,103 +69,115 @@ export const ZConnectionTest = z.object({
   ms: z.number().int(),
 })
 
-const testSchemas = { body: ZTestStore }
-const upsertSchemas = { body: ZUpsertStore }
-const deleteSchemas = { body: ZDeleteStore }
-
-export const storeOperations: OperationDoc[] = [
-  adminOperation({
-    method: 'get',
-    path: '/api/admin/stores',
-    operationId: 'listStores',
-    summary: 'Storage instances with quota, used and reserved bytes (credentials never returned)',
-    responses: { 200: { description: 'instances', schema: z.object({ items: z.array(ZStoreView) }) } },
-  }),
-  adminOperation({
-    method: 'post',
-    path: '/api/admin/stores',
-    operationId: 'upsertStore',
-    summary: 'Create a storage instance, or change one by name (quota, enabled, settings)',
-    request: upsertSchemas,
-    responses: {
-      200: { description: 'changed', schema: ZStoreView },
-      201: { description: 'created', schema: ZStoreView },
-      400: { description: 'invalid settings; nothing saved' },
-      409: { description: 'settings of a built-in instance' },
-    },
-  }),
-  adminOperation({
-    method: 'post',
-    path: '/api/admin/stores/test',
-    operationId: 'testStore',
-    summary:
-      'Test a storage connection without saving (blob, bucket: a probe object written, read back, deleted; repo: git ls-remote)',
-    request: testSchemas,
-    responses: {
-      200: { description: 'the outcome: ok, or the failed step and why', schema: ZConnectionTest },
-      400: { description: 'invalid settings, or neither name nor kind' },
-      404: { description: 'no instance with that name (and no kind given)' },
-      409: { description: 'settings given for a built-in instance' },
-    },
-  }),
-  adminOperation({
-    method: 'delete',
-    path: '/api/admin/stores',
-    operationId: 'deleteStore',
-    summary: 'Delete a storage instance (force: delete the shares holding files there first)',
-    request: deleteSchemas,
-    responses: {
-      200: { description: 'deleted' },
-      404: { description: 'no such instance' },
-      409: { description: 'live shares hold files there (store_in_use), or a built-in instance' },
-    },
-  }),
-]
-
 export const presentStore = (v: InstanceView) => ({
   ...v,
+  kind: v.kind as StoreKind,
   createdAt: v.createdAt.toISOString(),
   updatedAt: v.updatedAt.toISOString(),
 })
 
-/** Registered after the admin routes: the CSRF guard and the session check already apply. */
-export function registerStores(app: Express, s: Services): void {
-  const audit = (req: Request, res: Response, action: string, target: string, details: object) =>
-    s.audit.append({
-      actor: `admin:${(res.locals.adminSession as { label: string }).label}`,
-      action,
-      target,
-      ip: clientIp(req),
-      details: details as Record<string, unknown>,
-    })
+export const ZStoreList = z.object({ items: z.array(ZStoreView) })
+export const ZStoreDeleted = z.object({
+  deleted: z.literal(true),
+  name: z.string(),
+  deletedShares: z.number().int(),
+})
 
-  app.get('/api/admin/stores', async (_req, res) => {
-    res.json({ items: (await s.instances.list()).map(presentStore) })
-  })
+/** An admin's change to a store, audited with the session's label (credentials never logged). */
+const auditStore = (
+  ctx: OperationContext<AdminSession, Services>,
+  action: string,
+  target: string,
+  details: Record<string, unknown>,
+) => auditOf(ctx.deps, expressOf(ctx).req, ctx.caller)(action, target, details)
 
-  app.post('/api/admin/stores', validate(upsertSchemas), async (req, res) => {
-    const { body } = inputOf(upsertSchemas, req)
-    const { created, instance } = await s.instances.upsert(body)
+const admin = { tags: ['admin'], auth: adminSession }
+
+export const listStoresOperation = define({
+  ...admin,
+  name: 'listStores',
+  summary: 'Storage instances with quota, used and reserved bytes (credentials never returned)',
+  route: { method: 'get', path: '/api/admin/stores' },
+  input: {},
+  responses: { 200: { description: 'instances', schema: ZStoreList } },
+  errors: {},
+  async handler(_input, { deps }) {
+    return reply(200, { items: (await deps.instances.list()).map(presentStore) })
+  },
+})
+
+export const upsertStoreOperation = define({
+  ...admin,
+  name: 'upsertStore',
+  summary: 'Create a storage instance, or change one by name (quota, enabled, settings)',
+  route: { method: 'post', path: '/api/admin/stores' },
+  input: { body: ZUpsertStore },
+  responses: {
+    200: { description: 'changed', schema: ZStoreView },
+    201: { description: 'created', schema: ZStoreView },
+  },
+  errors: {
+    bad_request: 'invalid settings; nothing saved',
+    store_builtin: 'settings of a built-in instance',
+    store_exists: 'a store of another kind has the name',
+  },
+  async handler({ body }, ctx) {
+    const { created, instance } = await ctx.deps.instances.upsert(body)
     // Only the names of the settings are logged: credentials never reach the audit log.
-    await audit(req, res, created ? 'store.create' : 'store.update', body.name, {
+    await auditStore(ctx, created ? 'store.create' : 'store.update', body.name, {
       kind: instance.kind,
       settings: Object.keys(body.settings ?? {}).sort(),
       quotaBytes: body.quotaBytes,
       enabled: body.enabled,
     })
-    res.status(created ? 201 : 200).json(presentStore(instance))
-  })
+    return created ? reply(201, presentStore(instance)) : reply(200, presentStore(instance))
+  },
+})
 
-  // Changes nothing, so not audited; answers 200 either way (the test ran), ok false with the step that failed.
-  app.post('/api/admin/stores/test', validate(testSchemas), async (req, res) => {
-    const { body } = inputOf(testSchemas, req)
-    res.json(await s.connectionTests.testConnection(body))
-  })
+// Changes nothing, so not audited; answers 200 either way (the test ran), ok false with the step that failed.
+export const testStoreOperation = define({
+  ...admin,
+  name: 'testStore',
+  summary:
+    'Test a storage connection without saving (blob, bucket: a probe object written, read back, deleted; repo: git ls-remote)',
+  route: { method: 'post', path: '/api/admin/stores/test' },
+  input: { body: ZTestStore },
+  responses: {
+    200: { description: 'the outcome: ok, or the failed step and why', schema: ZConnectionTest },
+  },
+  errors: {
+    bad_request: 'invalid settings, or neither name nor kind',
+    store_not_found: 'no instance with that name (and no kind given)',
+    store_builtin: 'settings given for a built-in instance',
+  },
+  async handler({ body }, { deps }) {
+    return reply(200, await deps.connectionTests.testConnection(body))
+  },
+})
 
-  app.delete('/api/admin/stores', validate(deleteSchemas), async (req, res) => {
-    const { body } = inputOf(deleteSchemas, req)
-    const { deletedShares } = await s.instances.delete(body.name, body.force)
-    await audit(req, res, 'store.delete', body.name, { force: body.force, deletedShares })
-    res.json({ deleted: true, name: body.name, deletedShares })
-  })
-}
+export const deleteStoreOperation = define({
+  ...admin,
+  name: 'deleteStore',
+  summary: 'Delete a storage instance (force: delete the shares holding files there first)',
+  route: { method: 'delete', path: '/api/admin/stores' },
+  input: { body: ZDeleteStore },
+  responses: { 200: { description: 'deleted', schema: ZStoreDeleted } },
+  errors: {
+    store_not_found: 'no such instance',
+    store_in_use: 'live shares hold files there',
+    store_builtin: 'a built-in instance',
+  },
+  async handler({ body }, ctx) {
+    const { deletedShares } = await ctx.deps.instances.delete(body.name, body.force)
+    await auditStore(ctx, 'store.delete', body.name, { force: body.force, deletedShares })
+    return reply(200, { deleted: true as const, name: body.name, deletedShares })
+  },
+})
+
+/** The storage-instance admin operations: the admin's session and the CSRF guard apply. */
+export const storeOperations = [
+  listStoresOperation,
+  upsertStoreOperation,
+  testStoreOperation,
+  deleteStoreOperation,
+] as const

@@ -1,12 +1,10 @@
-import type { Express, Request } from 'express'
 import { ApiError } from '@quartet/core/errors'
-import type { OperationDoc } from '@quartet/core/openapi'
-import { inputOf, validate } from '@quartet/core/validate'
+import { publicAccess, reply } from '@quartet/core/operation'
 import { z } from 'zod'
 import { ZFileName, ZMediaType } from '../domain/filenames.ts'
-import { ZGenerateClientToken, ZGenerateClientTokenResponse } from './vercel-blob.ts'
+import { uploadToken } from './auth.ts'
 import { STORE_KINDS } from '../domain/storage.ts'
-import { clientIp, clientKey, type Services } from './services.ts'
+import { clientIp, clientKey, define, expressOf } from './services.ts'
 import { acceptBody, lingerAfterAnswer, uploadBody } from './upload-connection.ts'
 
 export const ZStoreKind = z.enum(STORE_KINDS)
@@ -43,73 +41,43 @@ export const ZUploadResponse = z.object({
 
 export const ZBlobUploadResponse = z.object({ pathname: z.string(), size: z.number().int() })
 
-const uploadSchemas = { body: ZUploadRequest }
-
-export const uploadOperations: OperationDoc[] = [
-  {
-    method: 'post',
-    path: '/api/upload',
-    operationId: 'requestUpload',
-    summary:
-      'Get a client-direct upload permission for one file (with `tus` for a resumable upload), or a Vercel Blob client token (`blob.generate-client-token`)',
-    tags: ['public'],
-    request: { body: z.union([ZUploadRequest, ZGenerateClientToken]) },
-    responses: {
-      200: {
-        description: 'where and how to upload; for a client token request, `{type, clientToken}`',
-        schema: z.union([ZUploadResponse, ZGenerateClientTokenResponse]),
-      },
-      400: { description: 'invalid name, size or type, or the store is not enabled' },
-      403: { description: 'unlimited size requested without a usable authorization code' },
-      413: { description: 'declared size above maxFileSizeBytes' },
-      429: {
-        description:
-          'too many permissions (per address or everyone), or too many bytes held by permissions not shared yet (details.reason); Retry-After',
-      },
-      507: { description: 'no storage instance of the kind has room (store_full)' },
-    },
+export const requestUploadOperation = define({
+  name: 'requestUpload',
+  summary:
+    'Get a client-direct upload permission for one file (with `tus` for a resumable upload), or a Vercel Blob client token (`blob.generate-client-token`)',
+  description:
+    'A body with `type: "blob.generate-client-token"` is the Vercel Blob client\'s event, answered by generateClientToken.',
+  tags: ['public'],
+  route: { method: 'post', path: '/api/upload' },
+  input: { body: ZUploadRequest },
+  responses: { 200: { description: 'where and how to upload', schema: ZUploadResponse } },
+  auth: publicAccess,
+  errors: {
+    bad_request: 'invalid name, size or type',
+    store_unavailable: 'the store is not enabled',
+    unlimited_disabled: 'unlimited size requested while unlimited mode is off',
+    auth_code_missing: 'unlimited size requested without an authorization code',
+    auth_code_invalid: 'unlimited size requested with an unknown authorization code',
+    auth_code_used: 'the authorization code was used already',
+    auth_code_expired: 'the authorization code expired',
+    auth_code_revoked: 'the authorization code was revoked',
+    auth_code_scope: 'the authorization code does not grant an unlimited size',
+    file_too_large: 'declared size above maxFileSizeBytes',
+    rate_limit_exceeded:
+      'too many permissions (per address or everyone), or too many bytes held by permissions not shared yet (details.reason); Retry-After',
+    store_full: 'no storage instance of the kind has room',
   },
-  {
-    method: 'put',
-    path: '/api/blob/upload',
-    operationId: 'blobUpload',
-    summary: 'Upload the file body to the blob store (X-Upload-Token from /api/upload)',
-    tags: ['public'],
-    responses: {
-      201: { description: 'stored', schema: ZBlobUploadResponse },
-      401: { description: 'token missing, invalid or expired' },
-      409: { description: 'an object already exists at the pathname' },
-      413: { description: 'the body exceeded maximumSizeInBytes' },
-      415: { description: 'a JSON content type was sent; send application/octet-stream' },
-    },
-  },
-  {
-    method: 'put',
-    path: '/api/repo/upload',
-    operationId: 'repoUpload',
-    summary: 'Upload the file body to the git repository store; it is committed and pushed before 201',
-    tags: ['public'],
-    responses: {
-      201: { description: 'committed', schema: ZBlobUploadResponse },
-      401: { description: 'token missing, invalid or expired' },
-      409: { description: 'an object already exists at the pathname' },
-      413: { description: 'the body exceeded maximumSizeInBytes (at most REPO_MAX_FILE_BYTES)' },
-      415: { description: 'a JSON content type was sent; send application/octet-stream' },
-      502: { description: 'the git remote refused or failed' },
-    },
-  },
-]
-
-export function registerUpload(app: Express, s: Services): void {
-  app.post('/api/upload', validate(uploadSchemas), async (req, res) => {
-    const { body } = inputOf(uploadSchemas, req)
+  async handler({ body }, ctx) {
+    const { req, res } = expressOf(ctx)
+    const s = ctx.deps
     const grant = await s.uploads.requestUpload({
       ...body,
       clientIp: clientIp(req),
       clientKey: clientKey(req, s),
     })
     const { resumable, ...rest } = grant
-    res.set('Cache-Control', 'no-store').json({
+    res.set('Cache-Control', 'no-store')
+    return reply(200, {
       ...rest,
       expiresAt: grant.expiresAt.toISOString(),
       ...(resumable
@@ -121,12 +89,45 @@ export function registerUpload(app: Express, s: Services): void {
           }
         : {}),
     })
-  })
+  },
+})
 
-  // The body streams straight to disk (blob) or into a git commit (repo): no body parser may buffer
-  // it, and a refusal must reach the client (see upload-connection.ts).
-  for (const kind of ['blob', 'repo'] as const)
-    app.put(`/api/${kind}/upload`, async (req: Request, res) => {
+const bodyUploadErrors = {
+  upload_token_invalid: 'token missing or invalid',
+  upload_token_expired: 'token expired',
+  upload_exists: 'an object already exists at the pathname',
+  unsupported_media_type: 'a JSON content type was sent; send application/octet-stream',
+} as const
+
+/**
+ * PUT /api/blob/upload and /api/repo/upload: the body streams straight to disk (blob) or into a
+ * git commit (repo). No body parser may buffer it, and a refusal must reach the client (see
+ * upload-connection.ts).
+ */
+function bodyUploadOperation(kind: 'blob' | 'repo') {
+  return define({
+    name: kind === 'blob' ? 'blobUpload' : 'repoUpload',
+    summary:
+      kind === 'blob'
+        ? 'Upload the file body to the blob store (X-Upload-Token from /api/upload)'
+        : 'Upload the file body to the git repository store; it is committed and pushed before 201',
+    tags: ['public'],
+    route: { method: 'put', path: `/api/${kind}/upload` },
+    input: {},
+    responses: {
+      201: { description: kind === 'blob' ? 'stored' : 'committed', schema: ZBlobUploadResponse },
+    },
+    auth: uploadToken,
+    errors:
+      kind === 'blob'
+        ? { ...bodyUploadErrors, file_too_large: 'the body exceeded maximumSizeInBytes' }
+        : {
+            ...bodyUploadErrors,
+            file_too_large: 'the body exceeded maximumSizeInBytes (at most REPO_MAX_FILE_BYTES)',
+            storage_failed: 'the git remote refused or failed',
+          },
+    async handler(_input, ctx) {
+      const { req, res } = expressOf(ctx)
       res.set('Connection', 'close')
       try {
         // The JSON parser has read a JSON body already (body-parser 2 leaves req.body unset otherwise).
@@ -134,8 +135,8 @@ export function registerUpload(app: Express, s: Services): void {
           throw new ApiError('unsupported_media_type', 'send the file as application/octet-stream, not JSON')
         const length = req.headers['content-length']
         const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
-        const result = await s.uploads.receiveBlobUpload(
-          req.get('x-upload-token'),
+        const result = await ctx.deps.uploads.receiveBlobUpload(
+          ctx.caller,
           () => {
             acceptBody(req, res)
             return uploadBody(req)
@@ -144,13 +145,17 @@ export function registerUpload(app: Express, s: Services): void {
           { kind },
         )
         res.removeHeader('Connection')
-        res.status(201).json(result)
+        return reply(201, result)
       } catch (err) {
         lingerAfterAnswer(req, res)
         throw err
       }
-    })
+    },
+  })
 }
+
+export const blobUploadOperation = bodyUploadOperation('blob')
+export const repoUploadOperation = bodyUploadOperation('repo')
 
 /** A PUT whose body this server streams into a store itself; it answers `Expect: 100-continue`. */
 export const isStreamedUpload = (req: { method?: string | undefined; url?: string | undefined }): boolean =>

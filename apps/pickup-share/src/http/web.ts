@@ -1,12 +1,12 @@
 import path from 'node:path'
-import type { Express } from 'express'
+import type { Express, Response } from 'express'
 import { findWebRoot, serveWebBuild, webHelmetOptions } from '@quartet/core/web'
-import type { OperationDoc } from '@quartet/core/openapi'
+import { publicAccess } from '@quartet/core/operation'
 import { z } from 'zod'
-import { HotAnswer, type HotRoute } from '@quartet/core/http'
+import { type HeaderSink, HotAnswer, type HotRoute } from '@quartet/core/http'
 import type { TSettings } from '../domain/settings.ts'
 import { STORE_KINDS, type StoreKind } from '../domain/storage.ts'
-import type { Services } from './services.ts'
+import { defineRepresentation, type Services } from './services.ts'
 
 /** The pages (one HTML document; the script renders the page the path names). */
 export const PAGE_PATHS = ['/', '/pickup', '/admin'] as const
@@ -56,36 +56,51 @@ export const ZSiteInfo = z.object({
 /** Text typed or pasted into the send page: 1 MiB of UTF-8 (and never above maxFileSizeBytes). */
 export const TEXT_MAX_BYTES = 1_048_576
 
-export const webOperations: OperationDoc[] = [
-  {
-    method: 'get',
-    path: '/api/site',
-    operationId: 'siteInfo',
-    summary: 'What the send and pickup pages need: enabled storage kinds and the public limits',
-    tags: ['public'],
-    responses: { 200: { description: 'public site settings', schema: ZSiteInfo } },
-  },
-]
+/** The JSON text of GET /api/site, made again only when the settings or the enabled kinds changed. */
+const lastText = new WeakMap<object, { settings: TSettings; kinds: string; text: string }>()
+async function siteInfoText(s: Pick<Services, 'settings' | 'storage'>, headers: HeaderSink): Promise<string> {
+  const settings = await s.settings.get()
+  headers.setHeader('Cache-Control', 'no-store')
+  const stores = s.storage.enabledKinds()
+  const kinds = stores.join(',')
+  let last = lastText.get(s.settings)
+  if (last?.settings !== settings || last.kinds !== kinds) {
+    last = { settings, kinds, text: JSON.stringify(siteInfo(settings, stores)) }
+    lastText.set(s.settings, last)
+  }
+  return last.text
+}
 
 /**
- * GET /api/site as one handler, served two ways: as core's hot route for the exact path (every
- * page load asks it, and express costs it several times its own work), and by express for the
- * rest (HEAD, a query string). Same headers and body either way. The settings are read from the
- * database on every request, so an admin's change shows on the next one on every replica; the
- * JSON text is made again only when they (or the enabled storage kinds) changed.
+ * GET /api/site, served two ways: as core's hot route for the exact path (every page load asks
+ * it, and express costs it several times its own work; siteInfoRoute), and by this operation in
+ * express for the rest (HEAD, a query string). Same headers and body either way, from one
+ * function. The settings are read from the database on every request, so an admin's change shows
+ * on the next one on every replica.
  */
+export const siteInfoOperation = defineRepresentation({
+  name: 'siteInfo',
+  summary: 'What the send and pickup pages need: enabled storage kinds and the public limits',
+  tags: ['public'],
+  route: { method: 'get', path: '/api/site' },
+  input: {},
+  responses: { 200: { description: 'public site settings', schema: ZSiteInfo } },
+  auth: publicAccess,
+  errors: {},
+  handler: (_input, { deps, headers }) => siteInfoText(deps, headers),
+  respond(text, _req, res) {
+    ;(res as Response).type('json').send(text)
+  },
+})
+
+export const webOperations = [siteInfoOperation] as const
+
+/** The hot route of GET /api/site (see siteInfoOperation). */
 export function siteInfoRoute(s: Pick<Services, 'settings' | 'storage'>): HotRoute {
-  let last: { settings: TSettings; kinds: string; text: string } | undefined
   return {
-    path: '/api/site',
+    path: siteInfoOperation.route.path,
     async handle(_req, headers) {
-      const settings = await s.settings.get()
-      headers.setHeader('Cache-Control', 'no-store')
-      const stores = s.storage.enabledKinds()
-      const kinds = stores.join(',')
-      if (last?.settings !== settings || last.kinds !== kinds)
-        last = { settings, kinds, text: JSON.stringify(siteInfo(settings, stores)) }
-      return new HotAnswer(200, undefined, last.text)
+      return new HotAnswer(200, undefined, await siteInfoText(s, headers))
     },
   }
 }
@@ -106,12 +121,8 @@ function siteInfo(settings: TSettings, stores: StoreKind[]): z.infer<typeof ZSit
   }
 }
 
-export function registerWeb(app: Express, site: HotRoute): void {
-  app.get(site.path, async (req, res) => {
-    const answer = (await site.handle(req, res, {})) as HotAnswer
-    res.type('json').send(answer.text)
-  })
-
+/** The pages and their assets (not API operations). */
+export function registerWeb(app: Express): void {
   serveWebBuild(app, {
     webRoot,
     pages: PAGE_PATHS,

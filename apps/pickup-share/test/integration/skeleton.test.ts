@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { expectOperationalEndpoints, silentLogger, useTestDeps } from '@quartet/core/testing'
+import { expectOperationalEndpoints, request, silentLogger, useTestDeps } from '@quartet/core/testing'
 import { schemaDrift } from '@quartet/core/testing/schema-drift'
 import { createApp } from '../../src/app.ts'
 import { createDb } from '../../src/store/db.ts'
@@ -44,7 +44,6 @@ describe('pickup-share skeleton', () => {
   })
 
   it('when /openapi.json is read, then it is OpenAPI 3.1 and lists every public and admin path', async () => {
-    const { default: request } = await import('supertest')
     const res = await request(app()).get('/openapi.json').expect(200)
     expect(res.body.openapi).toBe('3.1.0')
     expect(Object.keys(res.body.paths).sort()).toEqual([

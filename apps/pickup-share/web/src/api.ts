@@ -1,5 +1,14 @@
-/** The pickup-share API as the pages use it. Errors come back as ApiFailure with the envelope's code. */
-import type { Encryption } from './crypto/keys.ts'
+/**
+ * The pickup-share API as the pages use it. Errors come back as ApiFailure with the envelope's code.
+ * Request and answer types come from the operation definitions (src/http): type-only imports, so
+ * nothing of the server lands in the bundle.
+ */
+import type { InputOf, OutputOf } from '@quartet/core/operation'
+import type * as adminOps from '../../src/http/admin.ts'
+import type { createShareOperation, checkAuthCodeOperation, takeOperation } from '../../src/http/share.ts'
+import type * as storeOps from '../../src/http/stores.ts'
+import type { requestUploadOperation } from '../../src/http/upload.ts'
+import type { siteInfoOperation } from '../../src/http/web.ts'
 
 export class ApiFailure extends Error {
   constructor(
@@ -13,45 +22,13 @@ export class ApiFailure extends Error {
   }
 }
 
-export type StoreKind = 'blob' | 'bucket' | 'repo'
+/** What GET /api/site answers. */
+export type SiteInfo = OutputOf<typeof siteInfoOperation>
 
-export interface SiteInfo {
-  stores: StoreKind[]
-  defaultExpireDays: number
-  maxExpireDays: number
-  defaultMaxDownloads: number
-  maxDownloadsCap: number
-  maxFileSizeBytes: number
-  codeLength: number
-  unlimitedEnabled: boolean
-  previewEnabled: boolean
-  previewMaxBytes: number
-  /** The most UTF-8 bytes of text the send page takes. */
-  textMaxBytes: number
-}
+export type StoreKind = SiteInfo['stores'][number]
 
-export interface UploadGrant {
-  store: StoreKind
-  pathname: string
-  upload: {
-    url: string
-    method: 'PUT' | 'POST'
-    fields?: Record<string, string>
-    headers?: Record<string, string>
-  }
-  options: { maximumSizeInBytes: number | null }
-  /** blob and bucket: the same permission as a resumable tus upload. */
-  tus?: { endpoint: string; headers: Record<string, string> }
-  /** The uploader's proof: /api/share takes the file only with it. */
-  proof: string
-}
-
-export interface Manifest {
-  code: string
-  files: Array<{ name: string; size: number; type: string; path: string }>
-  createdAt: string
-  expiresAt: string
-}
+/** What POST /api/upload answers: where and how to upload one file. */
+export type UploadGrant = OutputOf<typeof requestUploadOperation>
 
 async function failureOf(res: Response): Promise<ApiFailure> {
   const retry = res.headers.get('retry-after')
@@ -98,41 +75,20 @@ export async function request<T>(method: string, path: string, body?: unknown, a
 
 export const siteInfo = () => request<SiteInfo>('GET', '/api/site')
 
-export const requestUpload = (input: {
-  store: StoreKind
-  name: string
-  size: number
-  type: string
-  limitSize?: boolean
-  authCode?: string
-}) => request<UploadGrant>('POST', '/api/upload', input)
+export const requestUpload = (input: InputOf<typeof requestUploadOperation>['body']) =>
+  request<UploadGrant>('POST', '/api/upload', input)
 
-export const createShare = (input: {
-  files: Array<{
-    name: string
-    size: number
-    type: string
-    pathname: string
-    store: StoreKind
-    proof: string
-  }>
-  expireDays: number
-  maxDownloads: number | null
-  limitSize?: boolean
-  authCode?: string
-  /** Protects the share: the receiver needs it too (README "Password-protected shares"). */
-  password?: string
-  /** Encrypted in this browser (README "End-to-end encrypted shares"): never the key. */
-  encryption?: Encryption
-}) => request<{ code: string; token: string; link: string }>('POST', '/api/share', input)
+/** A share of uploaded files; a password protects it, `encryption` says it was encrypted here (never the key). */
+export const createShare = (input: InputOf<typeof createShareOperation>['body']) =>
+  request<OutputOf<typeof createShareOperation>>('POST', '/api/share', input)
 
 /** The bounds the server puts on a share's password (POST /api/share). */
 export const PASSWORD_MIN = 4
 export const PASSWORD_MAX = 128
 
 /** Whether an authorization code grants what the share will ask, before any byte is uploaded. */
-export const checkAuthCode = (input: { authCode: string; unlimitedDownloads: boolean; limitSize: boolean }) =>
-  request<{ ok: true; scope: string; expiresAt: string }>('POST', '/api/auth-code/check', input)
+export const checkAuthCode = (input: InputOf<typeof checkAuthCodeOperation>['body']) =>
+  request<OutputOf<typeof checkAuthCodeOperation>>('POST', '/api/auth-code/check', input)
 
 /**
  * How a share is opened: the typed code (guessing limits apply) or the pickup link's token, and
@@ -146,14 +102,13 @@ export const LINK_TOKEN = /^[A-Za-z0-9_-]{22,64}$/
 
 export const pickupLink = (token: string) => `${location.origin}/pickup#${token}`
 
-export interface TakeAnswer {
-  manifest: Manifest
-  remaining: number | null
-  /** Only for a protected share: the grant its downloads carry. */
-  access?: { grant: string; expiresAt: string }
-  /** Only for an end-to-end encrypted share: how to decrypt it (the key is never here). */
-  encryption?: Encryption
-}
+/**
+ * What take answers: the manifest and remaining downloads, for a protected share the grant its
+ * downloads carry, for an end-to-end encrypted one how to decrypt it (the key is never here).
+ */
+export type TakeAnswer = OutputOf<typeof takeOperation>
+
+export type Manifest = TakeAnswer['manifest']
 
 /** take by code or token; a protected share's password goes in the JSON body, never the URL. */
 export const take = (access: Access, password?: string) =>
@@ -222,128 +177,73 @@ export function uploadWithProgress(
 
 // --- admin ----------------------------------------------------------------------------------------
 
-export type Settings = {
-  defaultExpireDays: number
-  maxExpireDays: number
-  defaultMaxDownloads: number
-  maxDownloadsCap: number
-  maxFileSizeBytes: number
-  codeLength: number
-  unlimitedEnabled: boolean
-  takeFailuresPerIp: number
-  takeFailuresGlobal: number
-  takeFailureWindowSeconds: number
-  guessThrottlePerMinute: number
-  passwordFailuresPerIp: number
-  passwordFailuresPerShare: number
-  passwordFailureWindowSeconds: number
-  loginAttemptsPerIp: number
-  loginWindowSeconds: number
-  loginFailuresPerAccount: number
-  loginFailuresGlobal: number
-  loginBackoffMaxSeconds: number
-  previewEnabled: boolean
-  previewMaxBytes: number
-}
+export type Settings = OutputOf<typeof adminOps.getSettingsOperation>
 
-export interface AdminShare {
-  code: string
-  createdAt: string
-  expiresAt: string
-  exhaustedAt: string | null
-  maxDownloads: number | null
-  remaining: number | null
-  limitSize: boolean
-  /** A password protects it (the admin never sees the password). */
-  protected: boolean
-  /** Encrypted end to end in the sender's browser (its file names are placeholders). */
-  encrypted?: boolean
-  totalBytes: number
-  files: Array<{ name: string; size: number; type: string; path: string; store: string }>
-}
+/** One share as the admin's list shows it (whether a password protects it, never the password). */
+export type AdminShare = OutputOf<typeof adminOps.listSharesOperation>['items'][number]
 
-export interface AuthCodeRecord {
-  id: string
-  hint: string
-  note: string | null
-  scope: 'downloads' | 'size' | 'both'
-  status: 'unused' | 'used' | 'expired' | 'revoked'
-  createdAt: string
-  expiresAt: string
-  usedAt: string | null
-  usedByShare: string | null
-  revokedAt: string | null
-}
+export type AuthCodeRecord = OutputOf<typeof adminOps.listAuthCodesOperation>['items'][number]
 
-export interface AuditEntry {
-  at: string
-  actor: string
-  action: string
-  target: string | null
-  ip: string | null
-  details?: Record<string, unknown>
-}
+export type AuditEntry = OutputOf<typeof adminOps.auditLogOperation>['items'][number]
 
-/** One storage instance as GET /api/admin/stores reports it (fields read leniently). */
-export interface StoreInstance {
-  id: string
-  name: string
-  kind: string
-  enabled: boolean
-  quotaBytes: number | null
-  usedBytes: number
-  reservedBytes: number
-  /** Connection settings without credentials. */
-  settings: Record<string, unknown>
-  /** Names of the credentials that are set (never their values). */
-  credentialsSet: string[]
-  builtin: boolean
-  /** false when the server could not build a client from the settings. */
-  available: boolean
-}
+type StoreView = OutputOf<typeof storeOps.listStoresOperation>['items'][number]
+
+/** One storage instance as GET /api/admin/stores reports it (fields read leniently, below). */
+export type StoreInstance = Pick<
+  StoreView,
+  | 'id'
+  | 'name'
+  | 'enabled'
+  | 'quotaBytes'
+  | 'usedBytes'
+  | 'reservedBytes'
+  | 'settings'
+  | 'credentialsSet'
+  | 'builtin'
+  | 'available'
+> & { kind: string }
 
 /** What POST /api/admin/stores/test found. */
-export interface ConnectionTest {
-  ok: boolean
-  step?: 'settings' | 'connect' | 'write' | 'read' | 'delete'
-  message?: string
-  reason?: 'unreachable' | 'timeout' | 'no_bucket' | 'credentials' | 'auth' | 'no_repo' | 'other'
-  note?: string
-  noteCode?: 'branch_missing'
-  ms: number
-}
+export type ConnectionTest = OutputOf<typeof storeOps.testStoreOperation>
 
-export interface StoreInput {
-  name: string
-  kind?: StoreKind
-  settings?: Record<string, unknown>
-  quotaBytes?: number | null
-  enabled?: boolean
-}
+export type StoreInput = InputOf<typeof storeOps.upsertStoreOperation>['body']
 
 export const admin = {
-  login: (password: string) => request<{ ok: true }>('POST', '/api/admin/login', { password }, true),
-  logout: () => request<{ ok: true }>('POST', '/api/admin/logout', undefined, true),
+  login: (password: string) =>
+    request<OutputOf<typeof adminOps.adminLoginOperation>>('POST', '/api/admin/login', { password }, true),
+  logout: () =>
+    request<OutputOf<typeof adminOps.adminLogoutOperation>>('POST', '/api/admin/logout', undefined, true),
   shares: (query: Record<string, string>) =>
-    request<{ items: AdminShare[]; page: number; pageSize: number; total: number }>(
+    request<OutputOf<typeof adminOps.listSharesOperation>>(
       'GET',
       `/api/admin/shares?${new URLSearchParams(query).toString()}`,
     ),
-  deleteShare: (code: string) => request('DELETE', '/api/admin/shares', { code }, true),
+  deleteShare: (code: string) =>
+    request<OutputOf<typeof adminOps.deleteShareOperation>>('DELETE', '/api/admin/shares', { code }, true),
   cleanup: () =>
-    request<{ removedFiles: number; freedBytes: number; partialFiles: number; partialBytes: number }>(
+    request<OutputOf<typeof adminOps.cleanupOrphansOperation>>(
       'POST',
       '/api/admin/shares',
       { action: 'cleanup' },
       true,
     ),
   settings: () => request<Settings>('GET', '/api/admin/settings'),
-  saveSettings: (patch: Partial<Settings>) => request<Settings>('PUT', '/api/admin/settings', patch, true),
-  authCodes: () => request<{ items: AuthCodeRecord[] }>('GET', '/api/admin/authcodes'),
-  createAuthCode: (input: { scope: string; expiresInHours: number; note?: string }) =>
-    request<AuthCodeRecord & { code: string }>('POST', '/api/admin/authcodes', input, true),
-  revokeAuthCode: (id: string) => request<AuthCodeRecord>('DELETE', '/api/admin/authcodes', { id }, true),
-  audit: () => request<{ items: AuditEntry[] }>('GET', '/api/admin/audit?limit=100'),
+  saveSettings: (patch: InputOf<typeof adminOps.putSettingsOperation>['body']) =>
+    request<Settings>('PUT', '/api/admin/settings', patch, true),
+  authCodes: () => request<OutputOf<typeof adminOps.listAuthCodesOperation>>('GET', '/api/admin/authcodes'),
+  // The page's select holds the scope as a string; the operation's schema checks it.
+  createAuthCode: (
+    input: Omit<InputOf<typeof adminOps.createAuthCodeOperation>['body'], 'scope'> & { scope: string },
+  ) =>
+    request<OutputOf<typeof adminOps.createAuthCodeOperation>>('POST', '/api/admin/authcodes', input, true),
+  revokeAuthCode: (id: string) =>
+    request<OutputOf<typeof adminOps.revokeAuthCodeOperation>>(
+      'DELETE',
+      '/api/admin/authcodes',
+      { id },
+      true,
+    ),
+  audit: () => request<OutputOf<typeof adminOps.auditLogOperation>>('GET', '/api/admin/audit?limit=100'),
   stores: async (): Promise<StoreInstance[]> => {
     const body = await request<unknown>('GET', '/api/admin/stores')
     const list = Array.isArray(body)
@@ -372,9 +272,10 @@ export const admin = {
       }
     })
   },
-  saveStore: (input: StoreInput) => request<unknown>('POST', '/api/admin/stores', input, true),
+  saveStore: (input: StoreInput) =>
+    request<OutputOf<typeof storeOps.upsertStoreOperation>>('POST', '/api/admin/stores', input, true),
   deleteStore: (name: string) =>
-    request<{ deleted: true; deletedShares: number }>('DELETE', '/api/admin/stores', { name }, true),
-  testStore: (input: { name?: string; kind?: StoreKind; settings?: Record<string, unknown> }) =>
+    request<OutputOf<typeof storeOps.deleteStoreOperation>>('DELETE', '/api/admin/stores', { name }, true),
+  testStore: (input: InputOf<typeof storeOps.testStoreOperation>['body']) =>
     request<ConnectionTest>('POST', '/api/admin/stores/test', input, true),
 }
