@@ -39,9 +39,13 @@ const planOnly = process.env.QUARTET_TEST_PLAN === '1'
 
 /** pickup-share's suite is as long as the other apps' and core's together: a lane of its own. */
 const SHARE = ['--filter=@quartet/pickup-share']
-const OTHERS = ['@quartet/core', '@quartet/design-archive', '@quartet/key-info', '@quartet/dns-manager'].map(
-  (f) => `--filter=${f}`,
-)
+const OTHERS = [
+  '@quartet/core',
+  '@quartet/web-pages',
+  '@quartet/design-archive',
+  '@quartet/key-info',
+  '@quartet/dns-manager',
+].map((f) => `--filter=${f}`)
 const STACK = ['@quartet/stack', '@quartet/fuzz', '@quartet/deploy'].map((f) => `--filter=${f}`)
 const BROWSER_SUITES = '--testPathIgnorePatterns=/test/browser/'
 
