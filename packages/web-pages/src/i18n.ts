@@ -39,7 +39,7 @@ export function createLanguage<L extends string, K extends string>(
     initialLang() {
       try {
         const saved = localStorage.getItem(storageKey)
-        if (saved !== null && Object.prototype.hasOwnProperty.call(tables, saved)) return saved as L
+        if (saved !== null && Object.hasOwn(tables, saved)) return saved as L
       } catch {
         // storage refused: the browser's languages decide
       }

@@ -55,8 +55,11 @@ describe('formats', () => {
   })
 
   it('when a moment is shown in UTC, then it says UTC; without a moment, the empty text', () => {
-    expect(formatDateTime('2026-03-04T05:06:00Z', 'en', { utc: true })).toBe('Mar 4, 2026, 5:06 AM UTC')
-    expect(formatDateTime('2026-03-04T05:06:00Z', 'zh-Hans', { utc: true })).toBe('2026年3月4日 05:06 UTC')
+    // ICU versions differ in the space before AM (a narrow no-break space in newer ones).
+    expect(formatDateTime('2026-03-04T05:06:00Z', 'en', { utc: true })).toMatch(/^Mar 4, 2026, 5:06\sAM UTC$/)
+    expect(formatDateTime('2026-03-04T05:06:00Z', 'zh-Hans', { utc: true })).toMatch(
+      /^2026年3月4日.*05:06 UTC$/,
+    )
     expect(formatDateTime(null, 'en')).toBe('—')
     expect(formatDateTime(undefined, 'en', { empty: 'never' })).toBe('never')
   })

@@ -1,17 +1,8 @@
 /** The pickup-share API as the pages use it. Errors come back as ApiFailure with the envelope's code. */
+import { ApiFailure, codeEnvelope, failureOf } from '@quartet/web-pages/api-failure'
 import type { Encryption } from './crypto/keys.ts'
 
-export class ApiFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: { issues?: Array<{ field: string; message: string }> } & Record<string, unknown> = {},
-    readonly retryAfter: number | null = null,
-  ) {
-    super(message)
-  }
-}
+export { ApiFailure }
 
 export type StoreKind = 'blob' | 'bucket' | 'repo'
 
@@ -53,29 +44,6 @@ export interface Manifest {
   expiresAt: string
 }
 
-async function failureOf(res: Response): Promise<ApiFailure> {
-  const retry = res.headers.get('retry-after')
-  const retryAfter = retry && /^\d+$/.test(retry) ? Number(retry) : null
-  try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string; details?: never } }
-    return new ApiFailure(
-      res.status,
-      String(body.error?.code ?? res.status),
-      body.error?.message ?? res.statusText,
-      body.error?.details ?? {},
-      retryAfter,
-    )
-  } catch {
-    return new ApiFailure(
-      res.status,
-      String(res.status),
-      res.statusText || `HTTP ${res.status}`,
-      {},
-      retryAfter,
-    )
-  }
-}
-
 export async function request<T>(method: string, path: string, body?: unknown, admin = false): Promise<T> {
   const headers: Record<string, string> = {}
   if (body !== undefined) headers['content-type'] = 'application/json'
@@ -92,7 +60,7 @@ export async function request<T>(method: string, path: string, body?: unknown, a
   } catch {
     throw new ApiFailure(0, 'network', 'network error')
   }
-  if (!res.ok) throw await failureOf(res)
+  if (!res.ok) throw await failureOf(res, codeEnvelope)
   return (await res.json()) as T
 }
 
