@@ -94,3 +94,23 @@ export function LanguageSelect<L extends string>({
     </label>
   )
 }
+
+/**
+ * A table that may scroll sideways on a phone: a named region the keyboard can reach and scroll.
+ * Named by `label`, or by the element `labelledBy` names.
+ */
+export function TableWrap({
+  label,
+  labelledBy,
+  children,
+}: {
+  label?: string
+  labelledBy?: string
+  children: ComponentChildren
+}) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label} aria-labelledby={labelledBy}>
+      {children}
+    </div>
+  )
+}

@@ -1,5 +1,5 @@
 import type { VNode } from 'preact'
-import { Alert, CopyButton, LanguageSelect } from '../src/ui.tsx'
+import { Alert, CopyButton, LanguageSelect, TableWrap } from '../src/ui.tsx'
 
 // The parts as Preact builds them (what the browser will render); their behaviour in a page,
 // axe included, is proven by the apps' test/browser suites.
@@ -42,5 +42,20 @@ describe('page parts', () => {
     const node = <CopyButton text="123" label="Copy" copied="Copied" failed="Failed" />
     expect(node.type).toBe(CopyButton)
     expect(propsOf(node).text).toBe('123')
+  })
+
+  it('when a table is wrapped, then it is a region the keyboard reaches, named by a label or by another element', () => {
+    const byLabel = TableWrap({ label: 'Records', children: 'table' })
+    expect([propsOf(byLabel).role, propsOf(byLabel).tabIndex, propsOf(byLabel)['aria-label']]).toEqual([
+      'region',
+      0,
+      'Records',
+    ])
+    expect(propsOf(byLabel)['aria-labelledby']).toBeUndefined()
+    const byHeading = TableWrap({ labelledBy: 'shares-title', children: 'table' })
+    expect([propsOf(byHeading)['aria-labelledby'], propsOf(byHeading)['aria-label']]).toEqual([
+      'shares-title',
+      undefined,
+    ])
   })
 })

@@ -20,7 +20,7 @@ export function describeFailure(err: unknown): string {
 export const fieldOf = (err: unknown): string | undefined =>
   err instanceof ApiFailure && typeof err.details.field === 'string' ? err.details.field : undefined
 
-export { Alert } from '@quartet/web-pages/ui'
+export { Alert, TableWrap } from '@quartet/web-pages/ui'
 
 /** A copy button that says whether it worked (in a live region), in the page's language. */
 export function CopyButton(props: { text: string; label: string; testId?: string }) {
@@ -118,14 +118,5 @@ export function PageTitle({ children, id }: { children: ComponentChildren; id: s
     <h1 id={id} tabIndex={-1}>
       {children}
     </h1>
-  )
-}
-
-/** A table that may scroll sideways on a phone: a named region the keyboard can reach and scroll. */
-export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
-  return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
-      {children}
-    </div>
   )
 }
