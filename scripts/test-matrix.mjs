@@ -11,7 +11,7 @@
 // use the services' fixed schemas and need theirs to themselves) and its own Redis logical
 // database; builds are done before (`--only`: no lane rebuilds what another runs).
 //   - pickup-share, browser suites included, on Node 24 (its suite alone is as long as the rest)
-//   - core, design-archive, key-info and dns-manager, browser suites included, on Node 24
+//   - core, web-pages, design-archive, key-info and dns-manager, browser suites included, on Node 24
 //   - the launcher, Caddy, replica, fresh-clone and fuzz suites, on Node 24
 //   - the same two app lanes without the browser suites on Node 20
 // Phase 2: the fault suite, alone (its assertions are latency budgets: beside a lane they would
@@ -39,9 +39,13 @@ const planOnly = process.env.QUARTET_TEST_PLAN === '1'
 
 /** pickup-share's suite is as long as the other apps' and core's together: a lane of its own. */
 const SHARE = ['--filter=@quartet/pickup-share']
-const OTHERS = ['@quartet/core', '@quartet/design-archive', '@quartet/key-info', '@quartet/dns-manager'].map(
-  (f) => `--filter=${f}`,
-)
+const OTHERS = [
+  '@quartet/core',
+  '@quartet/web-pages',
+  '@quartet/design-archive',
+  '@quartet/key-info',
+  '@quartet/dns-manager',
+].map((f) => `--filter=${f}`)
 const STACK = ['@quartet/stack', '@quartet/fuzz', '@quartet/deploy'].map((f) => `--filter=${f}`)
 const BROWSER_SUITES = '--testPathIgnorePatterns=/test/browser/'
 

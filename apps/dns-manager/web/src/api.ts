@@ -1,57 +1,15 @@
-/** The back office's JSON API as the pages use it. Failures come back as ApiFailure with the envelope's code. */
+/**
+ * The back office's JSON API as the pages use it. Failures come back as ApiFailure with the
+ * envelope's code (dns-manager's REST envelope, read by @quartet/web-pages/api-failure).
+ */
 
-export class ApiFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: { field?: string } & Record<string, unknown> = {},
-    readonly retryAfter: number | null = null,
-  ) {
-    super(message)
-  }
-}
+import { restEnvelope, sendJson } from '@quartet/web-pages/api-failure'
 
-async function failureOf(res: Response): Promise<ApiFailure> {
-  const retry = res.headers.get('retry-after')
-  const retryAfter = retry && /^\d+$/.test(retry) ? Number(retry) : null
-  try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string; details?: never } }
-    return new ApiFailure(
-      res.status,
-      String(body.error?.code ?? res.status),
-      body.error?.message ?? res.statusText,
-      body.error?.details ?? {},
-      retryAfter,
-    )
-  } catch {
-    return new ApiFailure(
-      res.status,
-      String(res.status),
-      res.statusText || `HTTP ${res.status}`,
-      {},
-      retryAfter,
-    )
-  }
-}
+export { ApiFailure } from '@quartet/web-pages/api-failure'
 
-async function send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = { 'x-requested-with': 'dns-manager' }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  let res: Response
-  try {
-    res = await fetch(path, {
-      method,
-      headers,
-      credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-  } catch {
-    throw new ApiFailure(0, 'network', 'network error')
-  }
-  if (!res.ok) throw await failureOf(res)
-  return res
-}
+/** The back office's requests carry `x-requested-with`: a cross-site form cannot send it. */
+const send = (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> =>
+  sendJson(method, path, { body, headers: { 'x-requested-with': 'dns-manager' }, read: restEnvelope })
 
 export async function get<T>(path: string): Promise<T> {
   return (await (await send('GET', `/account/api${path}`)).json()) as T

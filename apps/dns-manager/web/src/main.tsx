@@ -1,5 +1,6 @@
 import '@quartet/web-pages/style.css'
 import './back-office.css'
+import { LanguageSelect } from '@quartet/web-pages/ui'
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { post } from './api.ts'
@@ -145,24 +146,15 @@ function App() {
             </ul>
           </nav>
         )}
-        <label class="lang">
-          <span class="visually-hidden">{t('lang.label')}</span>
-          <select
-            value={lang}
-            onChange={(e) => {
-              const l = (e.currentTarget as HTMLSelectElement).value as Lang
-              setLang(l, true)
-              setLangState(l)
-            }}
-            data-testid="lang"
-          >
-            {LANGS.map((l) => (
-              <option key={l.id} value={l.id} lang={l.id}>
-                {l.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <LanguageSelect
+          label={t('lang.label')}
+          value={lang}
+          langs={LANGS}
+          onChange={(l) => {
+            setLang(l, true)
+            setLangState(l)
+          }}
+        />
       </header>
       <main id="main" tabIndex={-1}>
         {'signedIn' in route ? (

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
+import { CopyButton as SharedCopyButton } from '@quartet/web-pages/ui'
 import { type Account, ApiFailure, api } from './api.ts'
 import { formatWait, t } from './i18n.ts'
 
@@ -19,43 +20,17 @@ export function describeFailure(err: unknown): string {
 export const fieldOf = (err: unknown): string | undefined =>
   err instanceof ApiFailure && typeof err.details.field === 'string' ? err.details.field : undefined
 
-export function Alert({
-  kind,
-  children,
-  testId,
-}: {
-  kind: 'error' | 'ok' | 'info'
-  children: ComponentChildren
-  testId?: string
-}) {
-  return (
-    <p class={`alert ${kind}`} role={kind === 'error' ? 'alert' : 'status'} data-testid={testId}>
-      {children}
-    </p>
-  )
-}
+export { Alert, TableWrap } from '@quartet/web-pages/ui'
 
-/** A copy button that says whether it worked (in a live region). */
-export function CopyButton({ text, label, testId }: { text: string; label: string; testId?: string }) {
-  const [state, setState] = useState<'idle' | 'ok' | 'failed'>('idle')
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text)
-      setState('ok')
-    } catch {
-      setState('failed')
-    }
-    setTimeout(() => setState('idle'), 2500)
-  }
+/** A copy button that says whether it worked (in a live region), in the page's language. */
+export function CopyButton(props: { text: string; label: string; testId?: string }) {
   return (
-    <span class="copy">
-      <button type="button" class="secondary small" onClick={copy} data-testid={testId}>
-        {label}
-      </button>
-      <span role="status" class="copy-status">
-        {state === 'ok' ? t('common.copied') : state === 'failed' ? t('common.copyFailed') : ''}
-      </span>
-    </span>
+    <SharedCopyButton
+      {...props}
+      buttonClass="secondary small"
+      copied={t('common.copied')}
+      failed={t('common.copyFailed')}
+    />
   )
 }
 
@@ -143,14 +118,5 @@ export function PageTitle({ children, id }: { children: ComponentChildren; id: s
     <h1 id={id} tabIndex={-1}>
       {children}
     </h1>
-  )
-}
-
-/** A table that may scroll sideways on a phone: a named region the keyboard can reach and scroll. */
-export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
-  return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
-      {children}
-    </div>
   )
 }

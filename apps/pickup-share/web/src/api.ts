@@ -4,23 +4,14 @@
  * nothing of the server lands in the bundle.
  */
 import type { InputOf, OutputOf } from '@quartet/core/operation'
+import { ApiFailure, codeEnvelope, failureOf } from '@quartet/web-pages/api-failure'
 import type * as adminOps from '../../src/http/admin.ts'
 import type { createShareOperation, checkAuthCodeOperation, takeOperation } from '../../src/http/share.ts'
 import type * as storeOps from '../../src/http/stores.ts'
 import type { requestUploadOperation } from '../../src/http/upload.ts'
 import type { siteInfoOperation } from '../../src/http/web.ts'
 
-export class ApiFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: { issues?: Array<{ field: string; message: string }> } & Record<string, unknown> = {},
-    readonly retryAfter: number | null = null,
-  ) {
-    super(message)
-  }
-}
+export { ApiFailure }
 
 /** What GET /api/site answers. */
 export type SiteInfo = OutputOf<typeof siteInfoOperation>
@@ -29,29 +20,6 @@ export type StoreKind = SiteInfo['stores'][number]
 
 /** What POST /api/upload answers: where and how to upload one file. */
 export type UploadGrant = OutputOf<typeof requestUploadOperation>
-
-async function failureOf(res: Response): Promise<ApiFailure> {
-  const retry = res.headers.get('retry-after')
-  const retryAfter = retry && /^\d+$/.test(retry) ? Number(retry) : null
-  try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string; details?: never } }
-    return new ApiFailure(
-      res.status,
-      String(body.error?.code ?? res.status),
-      body.error?.message ?? res.statusText,
-      body.error?.details ?? {},
-      retryAfter,
-    )
-  } catch {
-    return new ApiFailure(
-      res.status,
-      String(res.status),
-      res.statusText || `HTTP ${res.status}`,
-      {},
-      retryAfter,
-    )
-  }
-}
 
 export async function request<T>(method: string, path: string, body?: unknown, admin = false): Promise<T> {
   const headers: Record<string, string> = {}
@@ -69,7 +37,7 @@ export async function request<T>(method: string, path: string, body?: unknown, a
   } catch {
     throw new ApiFailure(0, 'network', 'network error')
   }
-  if (!res.ok) throw await failureOf(res)
+  if (!res.ok) throw await failureOf(res, codeEnvelope)
   return (await res.json()) as T
 }
 

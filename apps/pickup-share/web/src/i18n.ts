@@ -1,3 +1,4 @@
+import { createLanguage, formatDateTime, formatWait as sharedFormatWait } from '@quartet/web-pages/i18n'
 import { adminEn, adminZh } from './admin/strings.ts'
 import { e2eEn, e2eZh } from './i18n-e2e.ts'
 import { passwordEn, passwordZh } from './i18n-password.ts'
@@ -546,42 +547,22 @@ const zh: Record<Key, string> = {
 }
 
 const tables: Record<Lang, Record<Key, string>> = { en, 'zh-CN': zh }
-const STORAGE_KEY = 'pickup-share.lang'
-
-export function initialLang(): Lang {
-  try {
-    const saved = localStorage.getItem(STORAGE_KEY)
-    if (saved === 'en' || saved === 'zh-CN') return saved
-  } catch {
-    // storage blocked: follow the browser
-  }
-  for (const l of navigator.languages ?? [navigator.language]) {
-    const lower = l.toLowerCase()
-    if (lower.startsWith('zh')) return 'zh-CN'
-    if (lower.startsWith('en')) return 'en'
-  }
-  return 'en'
-}
-
-let current: Lang = 'en'
-
-export function setLang(lang: Lang, remember: boolean): void {
-  current = lang
-  document.documentElement.lang = lang
-  if (remember)
-    try {
-      localStorage.setItem(STORAGE_KEY, lang)
-    } catch {
-      // not remembered; fine
+const language = createLanguage({
+  tables,
+  fallback: 'en',
+  storageKey: 'pickup-share.lang',
+  // The first of the browser's languages that the pages have decides.
+  fromBrowser: (languages) => {
+    for (const l of languages) {
+      const lower = l.toLowerCase()
+      if (lower.startsWith('zh')) return 'zh-CN'
+      if (lower.startsWith('en')) return 'en'
     }
-}
+    return 'en'
+  },
+})
 
-export const lang = (): Lang => current
-
-export function t(key: Key, params: Record<string, string | number> = {}): string {
-  const text = tables[current][key] ?? en[key]
-  return text.replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`))
-}
+export const { initialLang, setLang, lang, t } = language
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB']
 
@@ -602,28 +583,19 @@ export function formatBytes(bytes: number): string {
     unit++
   }
   const digits = unit === 0 || value >= 100 ? 0 : 1
-  return `${new Intl.NumberFormat(current, { maximumFractionDigits: digits }).format(value)} ${UNITS[unit]}`
+  return `${new Intl.NumberFormat(lang(), { maximumFractionDigits: digits }).format(value)} ${UNITS[unit]}`
 }
 
-export function formatDate(iso: string | null | undefined): string {
-  if (!iso) return t('common.never')
-  return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso))
-}
+export const formatDate = (iso: string | null | undefined): string =>
+  formatDateTime(iso, lang(), { empty: t('common.never') })
 
 export function formatPercent(part: number, whole: number): string {
-  return new Intl.NumberFormat(current, { style: 'percent', maximumFractionDigits: 1 }).format(
+  return new Intl.NumberFormat(lang(), { style: 'percent', maximumFractionDigits: 1 }).format(
     whole > 0 ? part / whole : 0,
   )
 }
 
-export function formatWait(seconds: number): string {
-  const rtf = new Intl.NumberFormat(current)
-  if (current === 'zh-CN')
-    return seconds >= 60 ? `${rtf.format(Math.ceil(seconds / 60))} 分钟` : `${rtf.format(seconds)} 秒`
-  return seconds >= 60
-    ? `${rtf.format(Math.ceil(seconds / 60))} minute${Math.ceil(seconds / 60) === 1 ? '' : 's'}`
-    : `${rtf.format(seconds)} second${seconds === 1 ? '' : 's'}`
-}
+export const formatWait = (seconds: number): string => sharedFormatWait(seconds, lang())
 
 /** The messages of a language (tests check that every server error code has one in each). */
 export const messagesOf = (l: Lang): Readonly<Record<Key, string>> => tables[l]

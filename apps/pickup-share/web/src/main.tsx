@@ -1,3 +1,4 @@
+import { LanguageSelect } from '@quartet/web-pages/ui'
 import { type ComponentType, render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { initialLang, type Lang, LANGS, setLang, t } from './i18n.ts'
@@ -83,20 +84,7 @@ function App() {
             ))}
           </ul>
         </nav>
-        <label class="lang">
-          <span class="visually-hidden">{t('lang.label')}</span>
-          <select
-            value={lang}
-            onChange={(e) => changeLang((e.currentTarget as HTMLSelectElement).value as Lang)}
-            data-testid="lang"
-          >
-            {LANGS.map((l) => (
-              <option key={l.id} value={l.id} lang={l.id}>
-                {l.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <LanguageSelect label={t('lang.label')} value={lang} langs={LANGS} onChange={changeLang} />
       </header>
       <main id="main" tabIndex={-1}>
         {page === 'send' ? (

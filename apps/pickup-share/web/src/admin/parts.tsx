@@ -1,3 +1,4 @@
+import { TableWrap } from '@quartet/web-pages/ui'
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { t } from '../i18n.ts'
@@ -71,7 +72,7 @@ export function DataList<T>({
       </ul>
     )
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-labelledby={labelledBy}>
+    <TableWrap labelledBy={labelledBy}>
       <table data-testid={testId}>
         <thead>
           <tr>
@@ -102,7 +103,7 @@ export function DataList<T>({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   )
 }
 
