@@ -1,4 +1,4 @@
-// Issue 47 item 1 (password-protected shares): its strings, spread into both tables of i18n.ts.
+// Issue 47 item 1 (password-protected shares): its strings, spread into both tables (i18n-en.ts, i18n-zh-cn.ts).
 
 export const passwordEn = {
   'send.password': 'Password (optional)',

@@ -1,4 +1,4 @@
-// Issue 25 (text shares, paste, previews): its strings, spread into both tables of i18n.ts.
+// Issue 25 (text shares, paste, previews): its strings, spread into both tables (i18n-en.ts, i18n-zh-cn.ts).
 
 export const textShareEn = {
   'text.label': 'Text',

@@ -1,7 +1,7 @@
 /**
  * The admin area's strings added for issue 20 (storage instances, phone layout, settings in MB/GB,
  * the audit log in words), kept here so the other pages' translations and these do not collide;
- * i18n.ts spreads them into its two tables. English first; Chinese must have every key.
+ * i18n-en.ts and i18n-zh-cn.ts spread them into the two tables. English first; Chinese must have every key.
  */
 export const adminEn = {
   // Sizes and the settings form
