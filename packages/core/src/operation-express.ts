@@ -79,7 +79,7 @@ export function mountOperations<Deps>(
   const resolvers = resolversOf(options.auth)
   for (const op of operations) {
     const handler = operationHandler(op, resolverOf(resolvers, op), options.deps)
-    for (const route of routesOf(op)) app[route.method](route.path, handler)
+    for (const route of routesOf(op)) (app as Router)[route.method](route.path, handler)
   }
 }
 

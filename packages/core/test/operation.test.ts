@@ -301,7 +301,8 @@ describe('an operation that parses its own input, with a further route documente
     errors: { not_found: 'no such item' },
     async handler(raw, { deps }) {
       const parsed = ZRename.safeParse({ ...(raw.body as object), ...raw.params })
-      if (!parsed.success) throw new ApiError('bad_request', `in my words: ${parsed.error.issues[0]!.path[0]}`)
+      if (!parsed.success)
+        throw new ApiError('bad_request', `in my words: ${String(parsed.error.issues[0]!.path[0])}`)
       const item = deps.items.get(parsed.data.id)
       if (!item) throw new ApiError('not_found', `no item ${parsed.data.id}`)
       item.name = parsed.data.name
@@ -327,8 +328,13 @@ describe('an operation that parses its own input, with a further route documente
 
   it('when documented, then its schemas describe the request and the further route is an entry of its own', () => {
     const ZEnvelope = z.object({ error: z.object({ code: z.string(), message: z.string() }) })
-    const doc = operationsDocument({ title: 't', version: '1' }, [renameItem], { errorSchema: ZEnvelope }) as {
-      paths: Record<string, Record<string, { operationId: string; description?: string; requestBody?: unknown }>>
+    const doc = operationsDocument({ title: 't', version: '1' }, [renameItem], {
+      errorSchema: ZEnvelope,
+    }) as {
+      paths: Record<
+        string,
+        Record<string, { operationId: string; description?: string; requestBody?: unknown }>
+      >
     }
     expect(doc.paths['/items/{id}/rename']!.post!.operationId).toBe('renameItem')
     expect(doc.paths['/items/{id}/rename']!.post!.description).toBeUndefined()

@@ -1,4 +1,4 @@
-import type { Operation } from './operation.ts'
+import type { DnsOperation as Operation } from './define.ts'
 
 /** The types of the operations' outputs; each root field returns its operation's output object. */
 const TYPE_DEFS = `
