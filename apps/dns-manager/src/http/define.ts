@@ -142,7 +142,11 @@ export function defineOperation<S extends z.ZodObject, O>(spec: DnsOperationSpec
           },
     },
     auth: spec.auth,
-    errors: spec.errors,
+    // Every operation parses its arguments strictly: even one without any refuses an unknown one.
+    errors: {
+      bad_request: 'an unknown or invalid argument, or a body that is not a JSON object',
+      ...spec.errors,
+    },
     rpc: { method: spec.name },
     graphql: spec.graphql,
     args: spec.args,
