@@ -3,7 +3,7 @@ import { request } from '@quartet/core/testing'
 import { operationsByName } from '../../src/http/operations.ts'
 
 /**
- * One caller per call style, each running an operation of the registry by name with the same
+ * One caller per call style, each running an operation by name with the same
  * input and answering `{ok: output}` or `{error: code}`, so a test can run one scenario through
  * REST, JSON-RPC and GraphQL and compare.
  */
