@@ -4,8 +4,9 @@ import { createHttpApp } from '@quartet/core/http'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
 import { createOpenApiDocument, type OperationDoc, serveOpenApi } from '@quartet/core/openapi'
+import { operationDocsOf } from '@quartet/core/operation/openapi'
 import { createRateLimiter } from '@quartet/core/rate-limit'
-import type { ErrorRequestHandler, Express } from 'express'
+import { type ErrorRequestHandler, type Express, Router } from 'express'
 import { z } from 'zod'
 import type { TConfig } from './config.ts'
 import { createFailedSecretGuard } from './domain/failed-secrets.ts'
@@ -13,10 +14,9 @@ import type { DnsProvider } from './domain/provider.ts'
 import { bindUseCases, type UseCases, VERSION } from './domain/use-cases.ts'
 import { dyndnsRouter } from './http/dyndns.ts'
 import { createGraphQL } from './http/graphql.ts'
-import { ZVerifyResult } from './http/operations/account.ts'
 import { createPipeline } from './http/pipeline.ts'
-import { operations } from './http/registry.ts'
-import { restHotRoutes, restRouter } from './http/rest.ts'
+import { dnsOperations as operations } from './http/operations.ts'
+import { mountRest, restHotRoutes } from './http/rest.ts'
 import type { RpcHttpAnswer } from './http/rpc-messages.ts'
 import { rpcBodyErrors, rpcHotRoutes, rpcRouter } from './http/rpc.ts'
 import { answerMemos } from './http/answer-memo.ts'
@@ -206,10 +206,12 @@ export function buildDnsManager(deps: AppDeps): DnsManager {
         res.setHeader('Cache-Control', 'no-store')
         next(err)
       }) satisfies ErrorRequestHandler)
-      const rest = restRouter(operations, pipeline)
       const rpc = rpcRouter(operations, pipeline, rpcOptions)
       for (const prefix of PREFIXES) {
-        app.use(`${prefix}/rest`, rest)
+        // On a router of their own, as before: it answers a preflight (OPTIONS) at their paths.
+        const rest = Router()
+        mountRest(rest, operations, pipeline)
+        app.use(prefix || '/', rest)
         app.use(`${prefix}/rpc`, rpcBodyErrors(), rpc)
       }
       const nic = dyndnsRouter({
@@ -244,52 +246,11 @@ const ZErrorEnvelope = z.object({
   request_id: z.string().optional(),
 })
 
-/** OpenAPI 3.1 of the REST style, from the registry's zod inputs. */
+/** OpenAPI 3.1 of the REST style, from the operations' definitions, and the back office's API. */
 export function openApiDocument(): Record<string, unknown> {
-  const docs: OperationDoc[] = []
-  for (const op of operations) {
-    const routes = [{ method: op.rest.method, path: op.rest.path }, ...(op.rest.also ?? [])]
-    for (const route of routes) {
-      const pathParams = [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!)
-      const shape = (op.input as z.ZodObject).shape as Record<string, z.ZodType>
-      const params = z.object(Object.fromEntries(pathParams.map((p) => [p, shape[p]!])))
-      const rest = z.object(
-        Object.fromEntries(Object.entries(shape).filter(([k]) => !pathParams.includes(k))),
-      )
-      const hasRest = Object.keys(rest.shape).length > 0
-      docs.push({
-        method: route.method,
-        path: `/rest${route.path}`,
-        operationId: `${op.name}${route === routes[0] ? '' : `.${route.method}`}`,
-        summary: op.summary,
-        tags: [op.name.split('.')[0]!],
-        security: ['apiKey', 'bearer', 'basic'],
-        request: {
-          ...(pathParams.length ? { params } : {}),
-          ...(hasRest ? (route.method === 'get' ? { query: rest } : { body: rest }) : {}),
-        },
-        responses: {
-          [op.rest.status ?? 200]: {
-            description: 'success: `{success:true, …}`',
-            ...(op.name === 'auth.verify' ? { schema: ZVerifyResult } : {}),
-            ...(op.rest.raw ? { contentType: 'text/dns' } : {}),
-          },
-          400: { description: 'bad_request', schema: ZErrorEnvelope },
-          401: { description: 'auth_invalid_credentials', schema: ZErrorEnvelope },
-          403: {
-            description:
-              'auth_ip_not_allowed, api_access_disabled, credential_scope_forbidden (an ACME-only key outside its scope)',
-            schema: ZErrorEnvelope,
-          },
-          429: {
-            description: 'rate_limit_exceeded (details.reset_at) or quota_exceeded',
-            schema: ZErrorEnvelope,
-            headers: { 'Retry-After': 'seconds until the rate limit resets' },
-          },
-        },
-      })
-    }
-  }
+  const docs: OperationDoc[] = operations.flatMap((op) =>
+    operationDocsOf(op, { errorSchema: ZErrorEnvelope }),
+  )
   docs.push(...backOfficeOperations)
   return createOpenApiDocument(
     {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { Express, RequestHandler } from 'express'
+import type { Express, RequestHandler, Router } from 'express'
 import { HotAnswer, type HeaderSink, type HotRoute } from './http.ts'
 import {
   type AnyOperation,
@@ -49,7 +49,9 @@ export function operationHandler<Deps>(
   resolve: AuthResolver<unknown>,
   deps: Deps,
 ): RequestHandler {
-  const check = op.input.params || op.input.query || op.input.body ? validate(op.input) : undefined
+  const parsedByRoute = op.inputParsedBy !== 'handler'
+  const check =
+    parsedByRoute && (op.input.params || op.input.query || op.input.body) ? validate(op.input) : undefined
   return async (req, res) => {
     setHeaders(res, op)
     const caller = await resolve(req, res)
@@ -67,9 +69,9 @@ export function operationHandler<Deps>(
   }
 }
 
-/** Mounts every operation at each of its routes. */
+/** Mounts every operation at each of its routes (on the app, or on a router the app mounts under a prefix). */
 export function mountOperations<Deps>(
-  app: Express,
+  app: Express | Router,
   operations: ReadonlyArray<AnyOperation<Deps>>,
   options: MountOptions<Deps>,
 ): void {
@@ -77,7 +79,7 @@ export function mountOperations<Deps>(
   const resolvers = resolversOf(options.auth)
   for (const op of operations) {
     const handler = operationHandler(op, resolverOf(resolvers, op), options.deps)
-    for (const route of routesOf(op)) app[route.method](route.path, handler)
+    for (const route of routesOf(op)) (app as Router)[route.method](route.path, handler)
   }
 }
 
@@ -101,8 +103,10 @@ function hotRouteOf<Deps>(op: AnyOperation<Deps>, resolve: AuthResolver<unknown>
     throw new Error(
       `operation ${op.name} cannot be hot: only a GET or a body-less POST is answered before express`,
     )
-  if (op.respond || op.input.body)
-    throw new Error(`operation ${op.name} cannot be hot: it takes a body, or writes its own answer`)
+  if (op.respond || op.input.body || op.inputParsedBy === 'handler')
+    throw new Error(
+      `operation ${op.name} cannot be hot: it takes a body, writes its own answer or parses its own input`,
+    )
   const { params: paramsSchema, query: querySchema } = op.input
   return {
     path: op.route.path,

@@ -45,10 +45,14 @@ export function errorResponsesOf(op: AnyOperation, errorSchema: z.ZodType): Oper
   return responses
 }
 
-/** One operation as the document lists it, at its main route; further routes are named in its description. */
+/**
+ * One operation as the document lists it, at its main route; further routes are named in its
+ * description, except those with an operationId of their own (operationDocsOf lists them).
+ */
 export function operationDocOf(op: AnyOperation, options: OperationsDocumentOptions): OperationDoc {
   const aliases = routesOf(op)
     .slice(1)
+    .filter((r) => !r.operationId)
     .map((r) => `${r.method.toUpperCase()} ${r.path}`)
   const description = [op.description, aliases.length ? `Also served at ${aliases.join(', ')}.` : undefined]
     .filter(Boolean)
@@ -66,6 +70,16 @@ export function operationDocOf(op: AnyOperation, options: OperationsDocumentOpti
   }
 }
 
+/** The document's entries of one operation: its main route, and each further route with an operationId of its own. */
+export function operationDocsOf(op: AnyOperation, options: OperationsDocumentOptions): OperationDoc[] {
+  const main = operationDocOf(op, options)
+  const own = routesOf(op)
+    .slice(1)
+    .filter((r) => r.operationId)
+    .map((r) => ({ ...main, method: r.method, path: r.path, operationId: r.operationId! }))
+  return [main, ...own]
+}
+
 export function operationsDocument(
   info: OpenApiInfo,
   operations: readonly AnyOperation[],
@@ -74,6 +88,6 @@ export function operationsDocument(
   assertUniqueNames(operations)
   return createOpenApiDocument(
     info,
-    operations.map((op) => operationDocOf(op, options)),
+    operations.flatMap((op) => operationDocsOf(op, options)),
   )
 }

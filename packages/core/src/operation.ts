@@ -18,6 +18,12 @@ export interface OperationRoute {
   method: HttpMethod
   /** Express-style path (`/api/v1/keys/:hash`). */
   path: string
+  /**
+   * For a further route (`also`): documented as an operation of its own under this operationId
+   * (a second method at another path, which a client reads as its own entry), not only named in
+   * the main route's description.
+   */
+  operationId?: string
 }
 
 /** One success answer: its status, what it holds (zod, the JSON the client receives) and its headers. */
@@ -118,6 +124,14 @@ export interface OperationDefinition<
   /** The same operation at further routes (an alias path, a second method). */
   also?: OperationRoute[]
   input: I
+  /**
+   * Who parses the input: the route, before the handler (the default: 400 from
+   * `@quartet/core/validate`), or the handler itself, which then gets the request's params, query
+   * and body unparsed (an app whose call styles share one argument schema and its wording of a
+   * refusal, and which must refuse a caller's scope before the input). The schemas still
+   * document the request either way.
+   */
+  inputParsedBy?: 'route' | 'handler'
   responses: R
   auth: AuthRequirement<Caller>
   /** Error codes the handler's use case can raise, beyond the auth requirement's. */

@@ -285,3 +285,69 @@ describe('a typed client call', () => {
     expect(() => readReply(getItem, 404, {})).toThrow('getItem answered 404')
   })
 })
+
+describe('an operation that parses its own input, with a further route documented on its own', () => {
+  // One flat argument schema, as an app whose call styles share it parses: path and body merged.
+  const ZRename = z.strictObject({ id: z.coerce.number().int(), name: z.string().min(1) })
+  const renameItem = define({
+    name: 'renameItem',
+    summary: 'Rename an item',
+    route: { method: 'post', path: '/items/:id/rename' },
+    also: [{ method: 'patch', path: '/items/:id', operationId: 'renameItem.patch' }],
+    input: { params: ZRename.pick({ id: true }), body: ZRename.omit({ id: true }) },
+    inputParsedBy: 'handler',
+    responses: { 200: { description: 'renamed', schema: z.strictObject({ data: ZItem }) } },
+    auth: signedIn,
+    errors: { not_found: 'no such item' },
+    async handler(raw, { deps }) {
+      const parsed = ZRename.safeParse({ ...(raw.body as object), ...raw.params })
+      if (!parsed.success)
+        throw new ApiError('bad_request', `in my words: ${String(parsed.error.issues[0]!.path[0])}`)
+      const item = deps.items.get(parsed.data.id)
+      if (!item) throw new ApiError('not_found', `no item ${parsed.data.id}`)
+      item.name = parsed.data.name
+      return reply(200, { data: item })
+    },
+  })
+
+  function buildRenameApp() {
+    const deps: Deps = { items: new Map([[1, { id: 1, name: 'one' }]]) }
+    const auth = [resolveWith(signedIn, () => ({ user: 'ann' }))]
+    return createHttpApp(
+      { name: 'operation-test', logger: silentLogger(), envelope: 'code', trustProxy: ['loopback'] },
+      (app) => mountOperations(app, [renameItem], { deps, auth }),
+    ).app
+  }
+
+  it('when the input is wrong, then the handler refuses it in its own words, not the route', async () => {
+    const res = await request(buildRenameApp()).patch('/items/1').send({ name: '', extra: 1 }).expect(400)
+    expect(res.body.error.message).toBe('in my words: name')
+    const ok = await request(buildRenameApp()).post('/items/1/rename').send({ name: 'uno' }).expect(200)
+    expect(ok.body).toEqual({ data: { id: 1, name: 'uno' } })
+  })
+
+  it('when documented, then its schemas describe the request and the further route is an entry of its own', () => {
+    const ZEnvelope = z.object({ error: z.object({ code: z.string(), message: z.string() }) })
+    const doc = operationsDocument({ title: 't', version: '1' }, [renameItem], {
+      errorSchema: ZEnvelope,
+    }) as {
+      paths: Record<
+        string,
+        Record<string, { operationId: string; description?: string; requestBody?: unknown }>
+      >
+    }
+    expect(doc.paths['/items/{id}/rename']!.post!.operationId).toBe('renameItem')
+    expect(doc.paths['/items/{id}/rename']!.post!.description).toBeUndefined()
+    expect(doc.paths['/items/{id}']!.patch!.operationId).toBe('renameItem.patch')
+    expect(doc.paths['/items/{id}']!.patch!.requestBody).toBeDefined()
+  })
+
+  it('when it is marked hot, then no hot route is made: a hot route parses the input itself', () => {
+    expect(() =>
+      hotRoutesOf([{ ...renameItem, hot: true, input: { params: ZRename.pick({ id: true }) } }], {
+        deps: { items: new Map() },
+        auth: [resolveWith(signedIn, () => ({ user: 'ann' }))],
+      }),
+    ).toThrow(/parses its own input/)
+  })
+})

@@ -9,7 +9,7 @@ import { z } from 'zod'
 import type { PeopleUseCases } from '../domain/people.ts'
 import { PASSWORD_MIN, SESSION_ABSOLUTE_MS } from '../domain/people-common.ts'
 import type { Principal } from '../domain/use-cases.ts'
-import { operationsByName } from './registry.ts'
+import { operationsByName } from './operations.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /** The back office's session cookie (Quartet DNS Manager). */
@@ -341,12 +341,12 @@ export function registerBackOffice(
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body)))
       throw new ApiError('bad_request', 'the JSON body must be an object')
     const output = await pipeline.run(op, principal, body ?? {})
-    if (op.rest.raw) {
-      const raw = op.rest.raw(output as never)
+    if (op.raw) {
+      const raw = op.raw(output)
       res.type(raw.contentType).send(raw.body)
       return
     }
-    res.status(op.rest.status ?? 200).json({ success: true, ...(output as object) })
+    res.status(op.status).json({ success: true, ...(output as object) })
   })
   app.use('/account/api', () => {
     throw new ApiError('not_found', 'no such back-office route')

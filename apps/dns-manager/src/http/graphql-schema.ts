@@ -1,6 +1,10 @@
-import type { Operation } from './operation.ts'
+import type { DnsOperation as Operation } from './define.ts'
 
-/** The types of the operations' outputs; each root field returns its operation's output object. */
+/**
+ * The types of the operations' outputs; each root field returns its operation's output object.
+ * Held field by field to the operations' output schemas (http/operations/outputs.ts) by
+ * test/unit/graphql-output-types.test.ts.
+ */
 const TYPE_DEFS = `
 type Quota { used: Int! total: Int! available: Int! }
 type Account { api_key: String! quota: Quota! }

@@ -5,7 +5,6 @@ import type { Express, RequestHandler } from 'express'
 import { NoSchemaIntrospectionCustomRule, printSchema } from 'graphql'
 import { createSchema } from 'graphql-yoga'
 import type client from 'prom-client'
-import type { z } from 'zod'
 import { PER_PAGE_DEFAULT, PER_PAGE_MAX } from '../domain/use-cases.ts'
 import type { AnswerMemo } from './answer-memo.ts'
 import { graphqlHotRoutes } from './graphql-fast-path.ts'
@@ -14,7 +13,7 @@ import { type GraphQLContext, type GraphQLSetup, requestIdOf } from './graphql-r
 import { toGraphQLError } from './graphql-responses.ts'
 import { graphqlSchemaSource } from './graphql-schema.ts'
 import { createYogaServers } from './graphql-yoga-server.ts'
-import type { Operation } from './operation.ts'
+import type { DnsOperation as Operation } from './define.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /**
@@ -73,11 +72,7 @@ export function createGraphQL(
     maxFields: options.maxFields,
     maxCost: options.maxCost,
     pages: {
-      fields: new Set(
-        operations
-          .filter((op) => 'per_page' in ((op.input as z.ZodObject).shape ?? {}))
-          .map((op) => op.graphql.field),
-      ),
+      fields: new Set(operations.filter((op) => 'per_page' in op.args.shape).map((op) => op.graphql.field)),
       defaultSize: PER_PAGE_DEFAULT,
       maxSize: PER_PAGE_MAX,
     },

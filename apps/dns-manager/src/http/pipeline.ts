@@ -6,7 +6,7 @@ import { ACME_ONLY_MESSAGE } from '../domain/acme-scope.ts'
 import type { UseCases, Principal } from '../domain/use-cases.ts'
 import type { AuditStore, KvRead } from '../domain/ports.ts'
 import { basicCredentials } from './basic-auth.ts'
-import type { Operation } from './operation.ts'
+import { acmeCredential, type DnsOperation as Operation } from './define.ts'
 
 /**
  * The one request pipeline every call style runs: (1) credentials (X-API-Key/X-API-Secret,
@@ -82,10 +82,10 @@ export function createPipeline(deps: { useCases: UseCases; limiter: RateLimiter;
     async run(op: Operation, principal: Principal, rawInput: unknown): Promise<unknown> {
       let input: unknown
       try {
-        if (principal.scope === 'acme' && !op.acme)
+        if (principal.scope === 'acme' && op.auth !== acmeCredential)
           throw new ApiError('credential_scope_forbidden', ACME_ONLY_MESSAGE)
         input = parseOperationInput(op, rawInput)
-        const output = await op.handler({ useCases: deps.useCases, principal }, input as never)
+        const output = await op.call({ useCases: deps.useCases, principal }, input as never)
         if (op.write) await audit(op, principal, input ?? rawInput, output, 'ok')
         return output
       } catch (err) {
@@ -135,7 +135,7 @@ function allowed(decision: RateLimitDecision): RateLimitDecision {
  */
 function parseOperationInput(op: Operation, raw: unknown): unknown {
   try {
-    return parseInput(op.input, raw ?? {}, 'input')
+    return parseInput(op.args, raw ?? {}, 'input')
   } catch (err) {
     const issues = (err as ApiError).details?.issues as Array<{ field: string }> | undefined
     if (!(err instanceof ApiError) || !issues?.length) throw err

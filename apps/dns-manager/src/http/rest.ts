@@ -1,50 +1,31 @@
 import { setRateLimitHeaders } from '@quartet/core/rate-limit'
-import { ApiError } from '@quartet/core/errors'
-import { HotAnswer, type HotRoute } from '@quartet/core/http'
+import { type HeaderSink, HotAnswer, type HotRoute } from '@quartet/core/http'
+import { resolveWith } from '@quartet/core/operation'
+import { mountOperations } from '@quartet/core/operation/express'
 import { jsonBytesOf, jsonWithHead } from '@quartet/core/json-text'
 import { requestIp } from '@quartet/core/log'
-import { Router, type Request, type RequestHandler } from 'express'
+import type { Request, Router } from 'express'
+import type { IncomingMessage } from 'node:http'
 import type { Principal } from '../domain/use-cases.ts'
-import type { Operation } from './operation.ts'
+import { acmeCredential, apiCredential, type DnsOperation as Operation } from './define.ts'
 import { ONE_POINT, type Pipeline } from './pipeline.ts'
 
-const PRINCIPAL = Symbol('principal')
-type WithPrincipal = Request & { [PRINCIPAL]?: Principal }
-
 /**
- * REST adapter: every operation at its resource URL (reads are GET with query parameters, writes
- * POST with a JSON body; PATCH/DELETE accepted where declared). Answers `{success:true, …output}`.
+ * REST: every operation at its route under `/rest` (core's mountOperations; reads are GET with
+ * query parameters, writes POST with a JSON body, PATCH/DELETE accepted where declared),
+ * on a router the app mounts under each prefix. The caller is authenticated and spends one
+ * rate-limit point before the input is looked at; the answer is `{success:true, …output}`.
  */
-export function restRouter(operations: readonly Operation[], pipeline: Pipeline): Router {
-  const router = Router()
-  const authenticate: RequestHandler = async (req, _res, next) => {
-    ;(req as WithPrincipal)[PRINCIPAL] = await pipeline.authenticate(req.headers, req.ip)
-    next()
+export function mountRest(target: Router, operations: readonly Operation[], pipeline: Pipeline): void {
+  const caller = async (req: IncomingMessage, headers: HeaderSink): Promise<Principal> => {
+    const principal = await pipeline.authenticate(req.headers, (req as Request).ip)
+    setRateLimitHeaders(headers, await pipeline.spend(principal))
+    return principal
   }
-  for (const op of operations) {
-    const handler: RequestHandler = async (req, res) => {
-      const principal = (req as WithPrincipal)[PRINCIPAL]!
-      setRateLimitHeaders(res, await pipeline.spend(principal))
-      const body = req.body as unknown
-      if (
-        req.method !== 'GET' &&
-        body !== undefined &&
-        (typeof body !== 'object' || body === null || Array.isArray(body))
-      )
-        throw new ApiError('bad_request', 'the JSON body must be an object')
-      const from = req.method === 'GET' ? req.query : ((body as Record<string, unknown> | undefined) ?? {})
-      const output = await pipeline.run(op, principal, { ...from, ...req.params })
-      if (op.rest.raw) {
-        const raw = op.rest.raw(output as never)
-        res.type(raw.contentType).send(raw.body)
-        return
-      }
-      res.status(op.rest.status ?? 200).json({ success: true, ...(output as object) })
-    }
-    router[op.rest.method](op.rest.path, authenticate, handler)
-    for (const alt of op.rest.also ?? []) router[alt.method](alt.path, authenticate, handler)
-  }
-  return router
+  mountOperations(target, operations, {
+    deps: { run: pipeline.run },
+    auth: [resolveWith(apiCredential, caller), resolveWith(acmeCredential, caller)],
+  })
 }
 
 /**
@@ -61,11 +42,11 @@ export function restHotRoutes(
 ): HotRoute[] {
   const routes: HotRoute[] = []
   for (const op of operations) {
-    if (op.write || op.rest.raw || (op.rest.status ?? 200) !== 200) continue
-    const method = op.rest.method === 'get' ? 'GET' : 'POST'
+    if (op.write || op.raw || op.status !== 200) continue
+    const method = op.route.method === 'get' ? 'GET' : 'POST'
     for (const prefix of prefixes)
       routes.push({
-        path: `${prefix}/rest${op.rest.path}`,
+        path: `${prefix}${op.route.path}`,
         method,
         async handle(req, headers, params) {
           // As app.ts sets for every answer of the three call styles, errors included.

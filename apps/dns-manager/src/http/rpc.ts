@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { RateLimitDecision } from '@quartet/core/rate-limit'
 import type { Principal } from '../domain/use-cases.ts'
 import { type AnswerMemo, keptAnswer, requestKey } from './answer-memo.ts'
-import type { Operation } from './operation.ts'
+import type { DnsOperation as Operation } from './define.ts'
 import type { Pipeline } from './pipeline.ts'
 import {
   callShape,
@@ -50,7 +50,8 @@ export function createRpcHandler(
   body: unknown,
   caller: { headers: IncomingHttpHeaders; ip: string | undefined; requestId: string | undefined },
 ) => Promise<RpcHttpAnswer> {
-  const byName = new Map(operations.map((op) => [op.name, op]))
+  // Each operation's JSON-RPC method (its definition's rpc slot: its name).
+  const byName = new Map(operations.map((op) => [op.rpc?.method ?? op.name, op]))
 
   /** One call's answer (null for a notification), and the error it failed with. */
   async function handleCall(

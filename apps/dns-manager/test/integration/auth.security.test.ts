@@ -1,7 +1,7 @@
 import { createServer } from 'node:http'
 import { requestListener } from '@quartet/core/http'
 import { request, startTestServer } from '@quartet/core/testing'
-import { operations } from '../../src/http/registry.ts'
+import { dnsOperations as operations } from '../../src/http/operations.ts'
 import { buildApp, createAccount, useDeps } from '../helpers.ts'
 
 const deps = useDeps()
@@ -69,8 +69,8 @@ describe('the request pipeline: credentials, API switch, allow list, rate limit'
   it('when every operation is called without credentials, then each answers 401 (no route skips the pipeline)', async () => {
     const { app } = buildApp(deps)
     for (const op of operations) {
-      const path = `/rest${op.rest.path.replace(/:([a-z_]+)/g, (_m, p: string) => (p === 'id' && op.name.startsWith('keys') ? '00000000-0000-4000-8000-000000000000' : '1'))}`
-      const res = await request(app)[op.rest.method](path).expect(401)
+      const path = `${op.route.path.replace(/:([a-z_]+)/g, (_m, p: string) => (p === 'id' && op.name.startsWith('keys') ? '00000000-0000-4000-8000-000000000000' : '1'))}`
+      const res = await request(app)[op.route.method](path).expect(401)
       expect(res.body.error.code).toBe('auth_invalid_credentials')
     }
   })

@@ -1,5 +1,5 @@
 import { request } from '@quartet/core/testing'
-import { operations } from '../../src/http/registry.ts'
+import { dnsOperations as operations } from '../../src/http/operations.ts'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
 
 const deps = useDeps()
@@ -251,9 +251,10 @@ describe('JSON-RPC 2.0 at /rpc', () => {
     const { app } = buildApp(deps)
     const a = await createAccount(deps)
     for (const op of operations) {
-      const path = `/rest${op.rest.path.replace(/:([a-z_]+)/g, 'x')}`
-      const req = request(app)[op.rest.method](path).set(a.headers)
-      const res = op.rest.method === 'get' ? await req.query({ bogus: '1' }) : await req.send({ bogus: true })
+      const path = `${op.route.path.replace(/:([a-z_]+)/g, 'x')}`
+      const req = request(app)[op.route.method](path).set(a.headers)
+      const res =
+        op.route.method === 'get' ? await req.query({ bogus: '1' }) : await req.send({ bogus: true })
       expect([op.name, res.status >= 400 && res.status < 500]).toEqual([op.name, true])
       expect(res.body).toMatchObject({ success: false, error: { code: expect.any(String) } })
     }

@@ -1,9 +1,9 @@
 import type { Express } from 'express'
 import { request } from '@quartet/core/testing'
-import { operationsByName } from '../../src/http/registry.ts'
+import { operationsByName } from '../../src/http/operations.ts'
 
 /**
- * One caller per call style, each running an operation of the registry by name with the same
+ * One caller per call style, each running an operation by name with the same
  * input and answering `{ok: output}` or `{error: code}`, so a test can run one scenario through
  * REST, JSON-RPC and GraphQL and compare.
  */
@@ -38,13 +38,13 @@ export function restCaller(app: Express, a: { headers: Headers }): Caller {
   return async (method, input) => {
     const op = operationsByName.get(method)!
     const rest = { ...input }
-    const path = op.rest.path.replace(/:([a-z_]+)/g, (_m, p: string) => {
+    const path = op.route.path.replace(/:([a-z_]+)/g, (_m, p: string) => {
       const v = rest[p]
       delete rest[p]
       return String(v)
     })
-    const req = request(app)[op.rest.method](`/rest${path}`).set(a.headers)
-    const res = op.rest.method === 'get' ? await req.query(rest) : await req.send(rest)
+    const req = request(app)[op.route.method](path).set(a.headers)
+    const res = op.route.method === 'get' ? await req.query(rest) : await req.send(rest)
     if (res.body.success === true) {
       const { success: _s, ...output } = res.body
       return { ok: output }

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { defineOperation } from '../operation.ts'
+import { acmeCredential, defineOperation } from '../define.ts'
+import { ZAcmeChallengeOutput } from './outputs.ts'
 
 /**
  * ACME DNS-01 through lego's `httpreq` protocol: `POST <base>/present` and `POST <base>/cleanup`
@@ -27,24 +28,37 @@ export const acmeOperations = [
     name: 'acme.present',
     summary:
       'ACME DNS-01: add a TXT value at _acme-challenge.<name> (lego httpreq present; others at the name stay; idempotent)',
-    input: ZAcmeChallenge,
+    args: ZAcmeChallenge,
+    output: ZAcmeChallengeOutput,
+    auth: acmeCredential,
+    errors: {
+      bad_request: 'neither fqdn and value nor domain and keyAuth, or a name under no subdomain of the key',
+      subdomain_not_found: 'no subdomain of the account holds the name',
+      conflict: 'another record at the name forbids a TXT',
+      provider_operation_failed: 'the DNS provider refused or failed the change',
+    },
     write: true,
-    acme: true,
     rest: { method: 'post', path: '/acme/httpreq/present' },
     graphql: { kind: 'mutation', field: 'presentAcmeChallenge', args, type: 'AcmeChallengeResult!' },
     target,
-    handler: ({ useCases, principal }, input) => useCases.presentChallenge(principal, input),
+    call: ({ useCases, principal }, input) => useCases.presentChallenge(principal, input),
   }),
   defineOperation({
     name: 'acme.cleanup',
     summary:
       'ACME DNS-01: remove exactly this TXT value from _acme-challenge.<name> (lego httpreq cleanup; idempotent)',
-    input: ZAcmeChallenge,
+    args: ZAcmeChallenge,
+    output: ZAcmeChallengeOutput,
+    auth: acmeCredential,
+    errors: {
+      bad_request: 'neither fqdn and value nor domain and keyAuth, or a name under no subdomain of the key',
+      subdomain_not_found: 'no subdomain of the account holds the name',
+      provider_operation_failed: 'the DNS provider refused or failed the change',
+    },
     write: true,
-    acme: true,
     rest: { method: 'post', path: '/acme/httpreq/cleanup' },
     graphql: { kind: 'mutation', field: 'cleanupAcmeChallenge', args, type: 'AcmeChallengeResult!' },
     target,
-    handler: ({ useCases, principal }, input) => useCases.cleanupChallenge(principal, input),
+    call: ({ useCases, principal }, input) => useCases.cleanupChallenge(principal, input),
   }),
 ]

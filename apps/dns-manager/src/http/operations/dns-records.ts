@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { RECORD_TYPES } from '../../domain/record-rules.ts'
-import { createdId, defineOperation } from '../operation.ts'
+import { createdId, acmeCredential, apiCredential, defineOperation } from '../define.ts'
+import { ZDeleted, ZDnsRecordOutput, ZDnsRecordPage } from './outputs.ts'
 import { ZPage, zId, zInteger } from './inputs.ts'
 
 const zType = z.preprocess((v) => (typeof v === 'string' ? v.trim().toUpperCase() : v), z.enum(RECORD_TYPES))
@@ -43,7 +44,10 @@ export const recordOperations = [
   defineOperation({
     name: 'dns_records.list',
     summary: 'List the DNS records of a subdomain',
-    input: ZListRecords,
+    args: ZListRecords,
+    output: ZDnsRecordPage,
+    auth: apiCredential,
+    errors: { subdomain_not_found: 'no such subdomain in the account' },
     write: false,
     rest: { method: 'get', path: '/subdomains/:subdomain_id/records' },
     graphql: {
@@ -52,12 +56,18 @@ export const recordOperations = [
       args: '(subdomain_id: Int!, cursor: String, per_page: Int, type: String, name: String)',
       type: 'DnsRecordPage!',
     },
-    handler: ({ useCases, principal }, input) => useCases.listRecords(principal, input),
+    call: ({ useCases, principal }, input) => useCases.listRecords(principal, input),
   }),
   defineOperation({
     name: 'dns_records.get',
     summary: 'One DNS record',
-    input: ZRecordId,
+    args: ZRecordId,
+    output: ZDnsRecordOutput,
+    auth: apiCredential,
+    errors: {
+      subdomain_not_found: 'no such subdomain in the account',
+      dns_record_not_found: 'no such record in the subdomain',
+    },
     write: false,
     rest: { method: 'get', path: '/subdomains/:subdomain_id/records/:id' },
     graphql: {
@@ -66,14 +76,21 @@ export const recordOperations = [
       args: '(subdomain_id: Int!, id: Int!)',
       type: 'DnsRecordResult!',
     },
-    handler: ({ useCases, principal }, input) => useCases.getRecord(principal, input),
+    call: ({ useCases, principal }, input) => useCases.getRecord(principal, input),
   }),
   defineOperation({
     name: 'dns_records.create',
     summary: 'Add a DNS record (validated per type, applied upstream before it is confirmed)',
-    input: ZCreateRecord,
+    args: ZCreateRecord,
+    output: ZDnsRecordOutput,
+    auth: acmeCredential,
+    errors: {
+      subdomain_not_found: 'no such subdomain in the account',
+      conflict: 'the record clashes with another at its name (CNAME)',
+      quota_exceeded: 'the subdomain holds its maximum of records',
+      provider_operation_failed: 'the DNS provider refused or failed the change',
+    },
     write: true,
-    acme: true,
     rest: { method: 'post', path: '/subdomains/:subdomain_id/records', status: 201 },
     graphql: {
       kind: 'mutation',
@@ -82,14 +99,21 @@ export const recordOperations = [
       type: 'DnsRecordResult!',
     },
     target,
-    handler: ({ useCases, principal }, input) => useCases.createRecord(principal, input),
+    call: ({ useCases, principal }, input) => useCases.createRecord(principal, input),
   }),
   defineOperation({
     name: 'dns_records.update',
     summary: 'Change a DNS record (fields not given keep their values)',
-    input: ZUpdateRecord,
+    args: ZUpdateRecord,
+    output: ZDnsRecordOutput,
+    auth: acmeCredential,
+    errors: {
+      subdomain_not_found: 'no such subdomain in the account',
+      dns_record_not_found: 'no such record in the subdomain',
+      conflict: 'the record clashes with another at its name (CNAME)',
+      provider_operation_failed: 'the DNS provider refused or failed the change',
+    },
     write: true,
-    acme: true,
     rest: {
       method: 'post',
       path: '/subdomains/:subdomain_id/records/:id',
@@ -102,14 +126,20 @@ export const recordOperations = [
       type: 'DnsRecordResult!',
     },
     target,
-    handler: ({ useCases, principal }, input) => useCases.updateRecord(principal, input),
+    call: ({ useCases, principal }, input) => useCases.updateRecord(principal, input),
   }),
   defineOperation({
     name: 'dns_records.delete',
     summary: 'Remove a DNS record',
-    input: ZRecordId,
+    args: ZRecordId,
+    output: ZDeleted,
+    auth: acmeCredential,
+    errors: {
+      subdomain_not_found: 'no such subdomain in the account',
+      dns_record_not_found: 'no such record in the subdomain',
+      provider_operation_failed: 'the DNS provider refused or failed the change',
+    },
     write: true,
-    acme: true,
     rest: {
       method: 'post',
       path: '/subdomains/:subdomain_id/records/:id/delete',
@@ -122,6 +152,6 @@ export const recordOperations = [
       type: 'Deleted!',
     },
     target,
-    handler: ({ useCases, principal }, input) => useCases.deleteRecord(principal, input),
+    call: ({ useCases, principal }, input) => useCases.deleteRecord(principal, input),
   }),
 ]

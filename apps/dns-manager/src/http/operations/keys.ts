@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { createdId, defineOperation } from '../operation.ts'
+import { createdId, apiCredential, defineOperation } from '../define.ts'
+import { ZApiKeyList, ZDeletedKey, ZNewApiKeyOutput } from './outputs.ts'
 import { ZNoInput } from './account.ts'
 import { zId } from './inputs.ts'
 
@@ -20,17 +21,26 @@ export const keyOperations = [
   defineOperation({
     name: 'keys.list',
     summary: 'The API keys of the account (never their secrets)',
-    input: ZNoInput,
+    args: ZNoInput,
+    output: ZApiKeyList,
+    auth: apiCredential,
+    errors: {},
     write: false,
     rest: { method: 'get', path: '/keys' },
     graphql: { kind: 'query', field: 'apiKeys', args: '', type: 'ApiKeyList!' },
-    handler: ({ useCases, principal }) => useCases.listKeys(principal),
+    call: ({ useCases, principal }) => useCases.listKeys(principal),
   }),
   defineOperation({
     name: 'keys.create',
     summary:
       'A new API key; with scope "dyndns" and a subdomain_id an update-only credential for /nic/update; with scope "acme" (and optionally a subdomain_id) an ACME-only credential for DNS-01; its secret is shown once',
-    input: ZCreateKey,
+    args: ZCreateKey,
+    output: ZNewApiKeyOutput,
+    auth: apiCredential,
+    errors: {
+      subdomain_not_found: 'the scope names a subdomain the account does not hold',
+      key_limit_reached: 'the account holds its maximum of API keys',
+    },
     write: true,
     rest: { method: 'post', path: '/keys', status: 201 },
     graphql: {
@@ -40,26 +50,32 @@ export const keyOperations = [
       type: 'NewApiKeyResult!',
     },
     target: (_i, o) => `key:${createdId(o, 'key')}`,
-    handler: ({ useCases, principal }, input) => useCases.createKey(principal, input),
+    call: ({ useCases, principal }, input) => useCases.createKey(principal, input),
   }),
   defineOperation({
     name: 'keys.delete',
     summary: 'Revoke an API key',
-    input: ZKeyId,
+    args: ZKeyId,
+    output: ZDeletedKey,
+    auth: apiCredential,
+    errors: { not_found: 'no such API key in the account' },
     write: true,
     rest: { method: 'post', path: '/keys/:id/delete', also: [{ method: 'delete', path: '/keys/:id' }] },
     graphql: { kind: 'mutation', field: 'deleteApiKey', args: '(id: String!)', type: 'DeletedKey!' },
     target: (i) => `key:${i.id}`,
-    handler: ({ useCases, principal }, input) => useCases.deleteKey(principal, input),
+    call: ({ useCases, principal }, input) => useCases.deleteKey(principal, input),
   }),
   defineOperation({
     name: 'keys.regenerate',
     summary: 'A new secret for an API key (the old one stops working); shown once',
-    input: ZKeyId,
+    args: ZKeyId,
+    output: ZNewApiKeyOutput,
+    auth: apiCredential,
+    errors: { not_found: 'no such API key in the account' },
     write: true,
     rest: { method: 'post', path: '/keys/:id/regenerate' },
     graphql: { kind: 'mutation', field: 'regenerateApiKey', args: '(id: String!)', type: 'NewApiKeyResult!' },
     target: (i) => `key:${i.id}`,
-    handler: ({ useCases, principal }, input) => useCases.regenerateKey(principal, input),
+    call: ({ useCases, principal }, input) => useCases.regenerateKey(principal, input),
   }),
 ]

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { createdId, defineOperation } from '../operation.ts'
+import { createdId, apiCredential, defineOperation } from '../define.ts'
+import { ZDeleted, ZRenewOutput, ZSubdomainOutput, ZSubdomainPage, ZZoneFile } from './outputs.ts'
 import { ZPage, zId } from './inputs.ts'
 
 export const ZListSubdomains = z.strictObject({
@@ -22,7 +23,10 @@ export const subdomainOperations = [
   defineOperation({
     name: 'subdomains.list',
     summary: 'List the subdomains of the account (cursor pagination)',
-    input: ZListSubdomains,
+    args: ZListSubdomains,
+    output: ZSubdomainPage,
+    auth: apiCredential,
+    errors: {},
     write: false,
     rest: { method: 'get', path: '/subdomains' },
     graphql: {
@@ -31,22 +35,32 @@ export const subdomainOperations = [
       args: '(cursor: String, per_page: Int, rootdomain: String, search: String)',
       type: 'SubdomainPage!',
     },
-    handler: ({ useCases, principal }, input) => useCases.listSubdomains(principal, input),
+    call: ({ useCases, principal }, input) => useCases.listSubdomains(principal, input),
   }),
   defineOperation({
     name: 'subdomains.get',
     summary: 'One subdomain',
-    input: ZSubdomainId,
+    args: ZSubdomainId,
+    output: ZSubdomainOutput,
+    auth: apiCredential,
+    errors: { subdomain_not_found: 'no such subdomain in the account' },
     write: false,
     rest: { method: 'get', path: '/subdomains/:id' },
     graphql: { kind: 'query', field: 'subdomain', args: '(id: Int!)', type: 'SubdomainResult!' },
-    handler: ({ useCases, principal }, input) => useCases.getSubdomain(principal, input),
+    call: ({ useCases, principal }, input) => useCases.getSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.create',
     summary:
       'Register a subdomain under an offered root zone (counts against the quota, charges the zone price)',
-    input: ZCreateSubdomain,
+    args: ZCreateSubdomain,
+    output: ZSubdomainOutput,
+    auth: apiCredential,
+    errors: {
+      subdomain_taken: 'the name is registered or reserved',
+      quota_exceeded: 'the account holds its quota of subdomains',
+      insufficient_balance: 'the balance does not cover the zone price',
+    },
     write: true,
     rest: { method: 'post', path: '/subdomains', status: 201 },
     graphql: {
@@ -56,22 +70,36 @@ export const subdomainOperations = [
       type: 'SubdomainResult!',
     },
     target: (i, o) => (o ? `subdomain:${createdId(o, 'subdomain')}` : `${i.subdomain}.${i.rootdomain}`),
-    handler: ({ useCases, principal }, input) => useCases.createSubdomain(principal, input),
+    call: ({ useCases, principal }, input) => useCases.createSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.renew',
     summary: 'Renew for one term: max(expires_at, now) + term, charged from the balance',
-    input: ZSubdomainId,
+    args: ZSubdomainId,
+    output: ZRenewOutput,
+    auth: apiCredential,
+    errors: {
+      subdomain_not_found: 'no such subdomain in the account',
+      renewal_not_yet_available: 'before the renewal window',
+      renewal_window_expired: 'after the grace period',
+      insufficient_balance: 'the balance does not cover the zone price',
+    },
     write: true,
     rest: { method: 'post', path: '/subdomains/:id/renew' },
     graphql: { kind: 'mutation', field: 'renewSubdomain', args: '(id: Int!)', type: 'RenewResult!' },
     target: idTarget,
-    handler: ({ useCases, principal }, input) => useCases.renewSubdomain(principal, input),
+    call: ({ useCases, principal }, input) => useCases.renewSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.delete',
     summary: 'Release a subdomain and remove its records upstream',
-    input: ZSubdomainId,
+    args: ZSubdomainId,
+    output: ZDeleted,
+    auth: apiCredential,
+    errors: {
+      subdomain_not_found: 'no such subdomain in the account',
+      provider_operation_failed: 'the DNS provider refused or failed the change',
+    },
     write: true,
     rest: {
       method: 'post',
@@ -80,19 +108,26 @@ export const subdomainOperations = [
     },
     graphql: { kind: 'mutation', field: 'deleteSubdomain', args: '(id: Int!)', type: 'Deleted!' },
     target: idTarget,
-    handler: ({ useCases, principal }, input) => useCases.deleteSubdomain(principal, input),
+    call: ({ useCases, principal }, input) => useCases.deleteSubdomain(principal, input),
   }),
   defineOperation({
     name: 'subdomains.zone',
     summary: 'The subdomain as a BIND zone file (REST answers text/plain)',
-    input: ZSubdomainId,
+    args: ZSubdomainId,
+    output: ZZoneFile,
+    auth: apiCredential,
+    errors: { subdomain_not_found: 'no such subdomain in the account' },
     write: false,
     rest: {
       method: 'get',
       path: '/subdomains/:id/zone',
-      raw: (o: { zone: string }) => ({ contentType: 'text/dns; charset=utf-8', body: o.zone }),
+      raw: {
+        contentType: 'text/dns; charset=utf-8',
+        documented: 'the BIND zone file (JSON-RPC and GraphQL answer `{zone, origin, generated_at}`)',
+        body: (o: { zone: string }) => o.zone,
+      },
     },
     graphql: { kind: 'query', field: 'zoneFile', args: '(id: Int!)', type: 'ZoneFile!' },
-    handler: ({ useCases, principal }, input) => useCases.exportZone(principal, input),
+    call: ({ useCases, principal }, input) => useCases.exportZone(principal, input),
   }),
 ]

@@ -1,4 +1,4 @@
-import type { Operation } from './operation.ts'
+import type { DnsOperation } from './define.ts'
 import { accountOperations } from './operations/account.ts'
 import { acmeOperations } from './operations/acme.ts'
 import { recordOperations } from './operations/dns-records.ts'
@@ -6,8 +6,8 @@ import { keyOperations } from './operations/keys.ts'
 import { subdomainOperations } from './operations/subdomains.ts'
 import { systemOperations } from './operations/system.ts'
 
-/** The one operation registry every call style serves. */
-export const operations: readonly Operation[] = [
+/** dns-manager's API operations, each served as REST, JSON-RPC and GraphQL from its one definition. */
+export const dnsOperations: readonly DnsOperation[] = [
   ...accountOperations,
   ...subdomainOperations,
   ...recordOperations,
@@ -16,4 +16,4 @@ export const operations: readonly Operation[] = [
   ...acmeOperations,
 ]
 
-export const operationsByName = new Map(operations.map((op) => [op.name, op]))
+export const operationsByName = new Map(dnsOperations.map((op) => [op.name, op]))
