@@ -114,7 +114,7 @@ function storedFiles(dir: string): string[] {
 
 /** Saves what the next download of the page brings, returns its name and bytes. */
 async function download(page: Page, click: () => Promise<void>): Promise<{ name: string; data: Buffer }> {
-  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), click()])
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 150_000 }), click()])
   const to = path.join(tmp, `dl-${randomBytes(4).toString('hex')}`)
   await dl.saveAs(to)
   return { name: dl.suggestedFilename(), data: readFileSync(to) }
