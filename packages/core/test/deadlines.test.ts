@@ -341,6 +341,29 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
       }
     })
 
+    it('when this process is busy past the command deadline while the answer arrives, then the command succeeds and nothing pauses (the deadline blames Redis only for its own lateness)', async () => {
+      const kv = RedisKeyValueStore.connect(redis.url, `${uniqueName('deadline')}:`, 300)
+      try {
+        await kv.set('k', 'v')
+        const busy = (ms: number) => {
+          const until = Date.now() + ms
+          while (Date.now() < until);
+        }
+        // Asked, then the event loop held for twice the deadline: the answers wait in the socket.
+        const read = kv.get('k')
+        const hit = kv.hitWindow('w', 1, 10_000)
+        // Microtasks only (no I/O): the commands go out, their answers are not read yet.
+        for (let i = 0; i < 10; i++) await null
+        busy(600)
+        await expect(read).resolves.toBe('v')
+        await expect(hit).resolves.toMatchObject({ count: 1 })
+        // Not paused: the next command goes to Redis.
+        await expect(kv.incrWithTtl('n', 1, 10_000)).resolves.toBe(1)
+      } finally {
+        await kv.close()
+      }
+    })
+
     it('when Redis is stopped, then commands fail at once as 503 (no offline queue), and recover when it is back', async () => {
       const kv = RedisKeyValueStore.connect(redis.url, `${uniqueName('deadline')}:`, 300)
       try {

@@ -1,4 +1,4 @@
-import type { KeyValueStore, WindowHit } from '@quartet/core/kv'
+import { type KeyValueStore, lateDeadline, type WindowHit } from '@quartet/core/kv'
 
 /** A kv call that failed, did not answer in time, or was not tried because kv is down. */
 export class KvUnavailableError extends Error {
@@ -49,11 +49,11 @@ export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {
         if (down) pausedUntil = Date.now() + pauseMs
         reject(err)
       }
-      const timer = setTimeout(
-        () => fail(new KvUnavailableError(`kv did not answer within ${timeoutMs} ms (${what})`), true),
-        timeoutMs,
-      )
-      timer.unref()
+      let settled = false
+      // Judged once the loop has read what arrived: a busy process does not blame kv.
+      const timer = lateDeadline(timeoutMs, () => {
+        if (!settled) fail(new KvUnavailableError(`kv did not answer within ${timeoutMs} ms (${what})`), true)
+      })
       let pending: Promise<T>
       try {
         pending = call()
@@ -62,10 +62,12 @@ export function withKvDeadline(kv: KeyValueStore, options: KvDeadlineOptions = {
       }
       pending.then(
         (value) => {
+          settled = true
           clearTimeout(timer)
           resolve(value)
         },
         (err: unknown) => {
+          settled = true
           clearTimeout(timer)
           const message = `${(err as Error)?.name ?? ''} ${(err as Error)?.message ?? String(err)}`
           fail(

@@ -18,6 +18,12 @@ interface PendingHit {
 }
 
 export interface RedisKeyValueStoreOptions {
+  /**
+   * A command unanswered after this long fails with 'Command timed out' (connect gives
+   * REDIS_COMMAND_TIMEOUT_MS; default: none, the client's own). Judged after the event loop has
+   * read what arrived (lateDeadline): a process that was itself late does not blame Redis.
+   */
+  commandTimeoutMs?: number
   /** A hitWindow command (hits and getMany reads) unanswered after this long fails them (default 500 ms). */
   hitTimeoutMs?: number
   /** Hits (and getMany reads) waiting for a command beyond this many fail at once (default 10 000). */
@@ -44,6 +50,7 @@ export class RedisKeyValueStore implements KeyValueStore {
     this.maxPendingHits = options.maxPendingHits ?? 10_000
     this.maxHitsPerCommand = options.maxHitsPerCommand ?? 256
     this.pauseMs = options.pauseMs ?? 1000
+    this.commandTimeoutMs = options.commandTimeoutMs
     // Connection errors surface as failed commands (and onReconnect); without a listener ioredis
     // would print each one to the console.
     redis.on('error', () => {})
@@ -57,7 +64,10 @@ export class RedisKeyValueStore implements KeyValueStore {
     redis.defineCommand('quartetDecrIfPositive', { numberOfKeys: 1, lua: DECR_IF_POSITIVE })
     // The number of keys is given per call.
     redis.defineCommand('quartetHitWindows', { lua: HIT_WINDOWS })
-    const first = firstConnection(redis, Math.max(redis.options.commandTimeout ?? 0, 2000))
+    const first = firstConnection(
+      redis,
+      Math.max(options.commandTimeoutMs ?? redis.options.commandTimeout ?? 0, 2000),
+    )
     this.untilFirstConnection = first.wait
     this.waitsForFirstConnection = first.waiting
   }
@@ -88,7 +98,8 @@ export class RedisKeyValueStore implements KeyValueStore {
     return new RedisKeyValueStore(
       new Redis(url, {
         keyPrefix,
-        commandTimeout: commandTimeoutMs,
+        // The command deadline is the store's own (watch), not ioredis's commandTimeout, whose
+        // timer fires before the answer that arrived while the process was busy is read.
         // Commands never wait for a connection (no offline queue), so connecting may take its time.
         connectTimeout: 5000,
         maxRetriesPerRequest: 0,
@@ -102,6 +113,8 @@ export class RedisKeyValueStore implements KeyValueStore {
         // in one command instead (rate-limit.ts consumeAndRead).
         enableAutoPipelining: false,
       }),
+      true,
+      { commandTimeoutMs },
     )
   }
 
@@ -240,11 +253,11 @@ export class RedisKeyValueStore implements KeyValueStore {
       this.sendHits()
     }
     this.hitsInFlight = true
-    const timer = setTimeout(() => {
+    const timer = lateDeadline(this.hitTimeoutMs, () => {
+      if (settled) return
       this.pause()
       settle(null, new Error(`kv did not answer within ${this.hitTimeoutMs} ms`))
-    }, this.hitTimeoutMs)
-    timer.unref()
+    })
     try {
       this.mustBeConnected()
       const keys: string[] = []
@@ -287,13 +300,38 @@ export class RedisKeyValueStore implements KeyValueStore {
       throw new Error('kv not connected (paused: Redis did not answer moments ago)')
   }
 
-  private async watch<T>(command: Promise<T>): Promise<T> {
-    try {
-      return await command
-    } catch (err) {
-      if (err instanceof Error && err.message === 'Command timed out') this.pause()
-      throw err
-    }
+  private readonly commandTimeoutMs: number | undefined
+
+  /** A command under the store's deadline (commandTimeoutMs); one that times out pauses the store. */
+  private watch<T>(command: Promise<T>): Promise<T> {
+    const timeoutMs = this.commandTimeoutMs
+    return new Promise<T>((resolve, reject) => {
+      let settled = false
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : lateDeadline(timeoutMs, () => {
+              if (settled) return
+              settled = true
+              this.pause()
+              reject(new Error('Command timed out'))
+            })
+      command.then(
+        (value) => {
+          if (settled) return
+          settled = true
+          if (timer) clearTimeout(timer)
+          resolve(value)
+        },
+        (err: unknown) => {
+          if (settled) return
+          settled = true
+          if (timer) clearTimeout(timer)
+          if (err instanceof Error && err.message === 'Command timed out') this.pause()
+          reject(err)
+        },
+      )
+    })
   }
 
   private mustBeConnected(): void {
@@ -325,6 +363,19 @@ export class RedisKeyValueStore implements KeyValueStore {
 }
 
 // --- memory -------------------------------------------------------------------------------------
+
+/**
+ * A deadline that fires `ms` after now, once the event loop has also read what arrived meanwhile:
+ * when the timer is due, `onLate` waits for the loop's next check phase (setImmediate), which
+ * comes after its poll phase has read the sockets. A process that was busy (a long GC, a starved
+ * CPU) past the deadline sees its timers before its sockets, and would otherwise fail an answer
+ * that is already there. Unref'd: it keeps no process alive. Cancel with clearTimeout.
+ */
+export function lateDeadline(ms: number, onLate: () => void): NodeJS.Timeout {
+  const timer = setTimeout(() => setImmediate(onLate), ms)
+  timer.unref()
+  return timer
+}
 
 /** Resolves once the client is first ready, or after `timeoutMs`, whichever comes first. */
 function firstConnection(
