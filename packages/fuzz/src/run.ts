@@ -4,14 +4,8 @@ import type { FaultStack } from '@quartet/faults/stack'
 import type { ServiceName } from '@quartet/faults/service-process'
 import fc from 'fast-check'
 import { type FuzzCase, credentialsOf, extraCases, restCases } from './cases.ts'
-import {
-  fetchGraphqlSdl,
-  graphqlCases,
-  graphqlSchema,
-  rpcCases,
-  rpcMethodNames,
-  rpcMethods,
-} from './dns-styles.ts'
+import { fetchGraphqlSdl, graphqlCases, graphqlSchema } from './dns-styles/graphql.ts'
+import { rpcCases, rpcMethodNames, rpcMethods } from './dns-styles/rpc.ts'
 import { describeRequest, toWire } from './draft.ts'
 import type { Fixtures } from './fixtures.ts'
 import { fetchOperations } from './openapi.ts'

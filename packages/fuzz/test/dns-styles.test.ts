@@ -1,4 +1,4 @@
-import { rpcMethodNames } from '../src/dns-styles.ts'
+import { rpcMethodNames } from '../src/dns-styles/rpc.ts'
 import { operationsOf } from '../src/openapi.ts'
 
 /** An OpenAPI document shaped like dns-manager's: registry routes under /rest, a back-office route outside. */
