@@ -35,7 +35,7 @@ import { registerAdminGuards } from './http/admin.ts'
 import { adminPathGuard } from './http/auth.ts'
 import { registerDownloadMethods } from './http/download.ts'
 import { registerGuessMetrics, registerPasswordMetrics } from './http/metrics.ts'
-import { mount, pickupShareOpenApi } from './http/operations.ts'
+import { hotRoutes, mount, pickupShareOpenApi } from './http/operations.ts'
 import type { Services } from './http/services.ts'
 import { adminOperations } from './http/admin.ts'
 import { downloadOperations } from './http/download.ts'
@@ -45,7 +45,7 @@ import { registerTus, TUS_BASE_PATH } from './http/tus.ts'
 import { deferContinue } from './http/upload-connection.ts'
 import { blobUploadOperation, isStreamedUpload, repoUploadOperation } from './http/upload.ts'
 import { registerUploadRequests, vercelBlobPutOperation } from './http/vercel-blob.ts'
-import { registerWeb, siteInfoRoute, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
+import { registerWeb, uploadOrigins, webHelmetOptions, webOperations } from './http/web.ts'
 import { type BuiltinStorageConfig, buildStorage, driverFactory } from './drivers/factory.ts'
 import { RedisLocker } from './drivers/redis-locker.ts'
 import { TusEndpoints } from './drivers/tus-endpoints.ts'
@@ -126,7 +126,6 @@ export const openApiDocument = pickupShareOpenApi
  */
 export function buildPickupShare(deps: AppDeps): PickupShare {
   const services = wireServices(deps)
-  const site = siteInfoRoute(services)
   const { app, metrics } = createHttpApp(
     {
       name: 'pickup-share',
@@ -143,7 +142,7 @@ export function buildPickupShare(deps: AppDeps): PickupShare {
         database: databaseReadiness(deps.db),
         kv: { check: () => deps.kv.ping(), optional: true },
       },
-      hotRoutes: [site],
+      hotRoutes: hotRoutes(services, webOperations),
     },
     (app) => {
       serveOpenApi(app, openApiDocument)

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http'
 import type { Express, RequestHandler, Router } from 'express'
-import { HotAnswer, type HeaderSink, type HotRoute } from './http.ts'
+import { answerBeforeExpress, HotAnswer, type HeaderSink, type HotRoute } from './http.ts'
+import type { FirstAnswer } from './http/app-state.ts'
+import { jsonBytesOf } from './json-text.ts'
 import {
   type AnyOperation,
   type AuthBinding,
@@ -84,49 +86,72 @@ export function mountOperations<Deps>(
 }
 
 /**
- * The hot routes of the `hot` operations: each answers its exact main route before express (core's
- * HotRoute: no query string, no body) with the same steps as its express route, which still
- * serves everything else at the path (HEAD, a query, a trailing slash).
+ * The hot routes of the operations with a HotRead: each answers its exact main route before
+ * express (core's HotRoute: no query string, no body), under each of `prefixes` (the paths the
+ * app mounts the operations' router at; default: the app itself), with the steps of its express
+ * route, which still serves everything else at the path (HEAD, a query, a trailing slash, a body).
  */
 export function hotRoutesOf<Deps>(
   operations: ReadonlyArray<AnyOperation<Deps>>,
-  options: MountOptions<Deps>,
+  options: MountOptions<Deps> & { prefixes?: readonly string[] },
 ): HotRoute[] {
   const resolvers = resolversOf(options.auth)
   return operations
-    .filter((op) => op.hot)
-    .map((op) => hotRouteOf(op, resolverOf(resolvers, op), options.deps))
+    .filter((op) => op.hot && !op.respond)
+    .flatMap((op) => {
+      const handle = hotHandler(op, resolverOf(resolvers, op), options.deps)
+      return (options.prefixes ?? ['']).map((prefix): HotRoute => ({
+        path: `${prefix}${op.route.path}`,
+        method: op.route.method === 'get' ? 'GET' : 'POST',
+        handle,
+      }))
+    })
 }
 
-function hotRouteOf<Deps>(op: AnyOperation<Deps>, resolve: AuthResolver<unknown>, deps: Deps): HotRoute {
+/**
+ * The hot answer of a representation (a hot operation with `respond`: a stored document with its
+ * validators and encodings, which a hot route's JSON answer cannot be): the app's own answer,
+ * registered before express for that operation. It must answer as the operation's express
+ * route does, and hotReadAnswers proves it as it proves the hot routes.
+ */
+export function answerHotRepresentation(app: Express, op: AnyOperation, answer: FirstAnswer): void {
+  if (!op.hot || !op.respond)
+    throw new Error(`operation ${op.name} is not a hot representation (hot, with respond)`)
+  answerBeforeExpress(app, answer)
+}
+
+function hotHandler<Deps>(
+  op: AnyOperation<Deps>,
+  resolve: AuthResolver<unknown>,
+  deps: Deps,
+): HotRoute['handle'] {
   if (op.route.method !== 'get' && op.route.method !== 'post')
     throw new Error(
       `operation ${op.name} cannot be hot: only a GET or a body-less POST is answered before express`,
     )
-  if (op.respond || op.input.body || op.inputParsedBy === 'handler')
-    throw new Error(
-      `operation ${op.name} cannot be hot: it takes a body, writes its own answer or parses its own input`,
-    )
+  const parsedByRoute = op.inputParsedBy !== 'handler'
+  if (parsedByRoute && op.input.body) throw new Error(`operation ${op.name} cannot be hot: it takes a body`)
   const { params: paramsSchema, query: querySchema } = op.input
-  return {
-    path: op.route.path,
-    method: op.route.method === 'get' ? 'GET' : 'POST',
-    async handle(req: IncomingMessage, headers: HeaderSink, params: Record<string, string>) {
-      setHeaders(headers, op)
-      const caller = await resolve(req, headers)
-      const input = {
-        params: paramsSchema ? parseInput(paramsSchema, params, 'params') : params,
-        // A hot route takes no query string: the query is what express would parse from none.
-        query: querySchema ? parseInput(querySchema, {}, 'query') : {},
-        body: undefined,
-      } as ParsedInput<typeof op.input>
-      const reply = (await op.handler(input, { caller, deps, headers, req })) as {
-        status: number
-        body: unknown
-      }
-      return reply.status === 200 && reply.body !== undefined
-        ? reply.body
-        : new HotAnswer(reply.status, reply.body)
-    },
+  // What express hands the route for a request without a query string or a body: an empty
+  // query (parsed by its schema where the route parses), no body.
+  const query = (): unknown => (parsedByRoute && querySchema ? parseInput(querySchema, {}, 'query') : {})
+  return async (req: IncomingMessage, headers: HeaderSink, params: Record<string, string>) => {
+    setHeaders(headers, op)
+    const caller = await resolve(req, headers)
+    const input = {
+      params: parsedByRoute && paramsSchema ? parseInput(paramsSchema, params, 'params') : params,
+      query: query(),
+      body: undefined,
+    } as ParsedInput<typeof op.input>
+    const reply = (await op.handler(input, { caller, deps, headers, req })) as {
+      status: number
+      body: unknown
+    }
+    // A body that keeps its JSON (json-text.ts) is sent as those bytes; res.json makes the same.
+    const kept = jsonBytesOf(reply.body)
+    if (kept !== undefined) return new HotAnswer(reply.status, undefined, kept)
+    return reply.status === 200 && reply.body !== undefined
+      ? reply.body
+      : new HotAnswer(reply.status, reply.body)
   }
 }

@@ -26,6 +26,25 @@ export interface OperationRoute {
   operationId?: string
 }
 
+/**
+ * What makes a read hot, stated where the operation is defined. A hot read is answered before
+ * express by core's hot routes (operation-express.ts, hotRoutesOf), the one mechanism of every
+ * app: at its exact route (under each prefix the app serves it at), when the request is a GET
+ * without a query string or a POST without a body; every other request at the path goes on to
+ * express. The hot route runs the express route's own steps (the operation's headers, its auth
+ * resolver, the same input, the handler, the reply), so the two answers are equal by
+ * construction; `expectHotParity` (`@quartet/core/testing/operations`) sends each hot read of an
+ * app both ways and compares status, headers and body. The two fields say what the answer is
+ * made of and how it stays true, for whoever changes what it reads (they are documentation: a
+ * hot read is not itself a cache).
+ */
+export interface HotRead {
+  /** What the answer is made of, and where each part is read from on a request. */
+  dependsOn: string
+  /** How a change to what it depends on reaches the next answer, on every replica. */
+  invalidatedBy: string
+}
+
 /** One success answer: its status, what it holds (zod, the JSON the client receives) and its headers. */
 export interface SuccessResponse {
   description: string
@@ -142,8 +161,12 @@ export interface OperationDefinition<
   rpc?: { method: string }
   /** The GraphQL field this operation is also served as. */
   graphql?: { kind: 'query' | 'mutation'; field: string }
-  /** Whether it may be answered before express, at its exact path (a GET or body-less read). */
-  hot?: boolean
+  /**
+   * A hot read: answered before express (see HotRead). Only a read may be: a GET, or a POST whose
+   * answer needs no body. A JSON reply gets core's hot route (hotRoutesOf); a representation
+   * (`respond`) gets the app's own answer, registered with answerHotRepresentation.
+   */
+  hot?: HotRead
   handler(input: ParsedInput<I>, ctx: OperationContext<Caller, Deps>): Promise<Result>
   /**
    * Writes the answer itself, for a representation that is not a JSON reply (a stored document

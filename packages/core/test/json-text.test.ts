@@ -1,4 +1,4 @@
-import { freezeWithJson, jsonBytesOf, jsonWithHead } from '../src/json-text.ts'
+import { freezeWithJson, jsonBytesOf, jsonWithHead, withHead } from '../src/json-text.ts'
 
 describe('json-text', () => {
   it('keeps the JSON bytes of a frozen value, and only of that very value', () => {
@@ -32,5 +32,17 @@ describe('json-text', () => {
         JSON.stringify({ success: true, ...plain }),
       )
     }
+  })
+
+  it('joins a head and a kept value into an object that keeps the spliced bytes, equal to what JSON.stringify makes of it', () => {
+    const value = freezeWithJson({ page: [{ id: 1 }], next: 'é' })
+    const joined = withHead({ success: true }, value)
+    expect(joined).toEqual({ success: true, page: [{ id: 1 }], next: 'é' })
+    expect(jsonBytesOf(joined)!.toString('utf8')).toBe(JSON.stringify(joined))
+    expect(Object.isFrozen(joined)).toBe(true)
+    // A value without kept bytes: a plain spread, nothing kept.
+    const plain = withHead({ success: true }, { a: 1 })
+    expect(plain).toEqual({ success: true, a: 1 })
+    expect(jsonBytesOf(plain)).toBeUndefined()
   })
 })

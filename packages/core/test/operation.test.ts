@@ -1,3 +1,4 @@
+import { Router } from 'express'
 import { z } from 'zod'
 import { ApiError } from '../src/errors.ts'
 import { createHttpApp } from '../src/http.ts'
@@ -11,11 +12,12 @@ import {
   resolveWith,
 } from '../src/operation.ts'
 import { readReply, requestOf } from '../src/operation-client.ts'
-import { hotRoutesOf, mountOperations } from '../src/operation-express.ts'
+import { answerHotRepresentation, hotRoutesOf, mountOperations } from '../src/operation-express.ts'
 import { operationsDocument } from '../src/operation-openapi.ts'
 import { request, silentLogger } from '../src/testing.ts'
 import {
   expectDocumentedError,
+  hotReadAnswers,
   operationsWithoutRoute,
   routesWithoutOperation,
 } from '../src/testing-operations.ts'
@@ -46,7 +48,7 @@ const getItem = define({
   auth: signedIn,
   errors: { not_found: 'no such item' },
   headers: { 'Cache-Control': 'no-store' },
-  hot: true,
+  hot: { dependsOn: 'the items map, read on each request', invalidatedBy: 'nothing: nothing is kept' },
   async handler({ params, query }, { deps, headers, req }) {
     // Which way the request came: express's request knows its app, node's does not.
     headers.setHeader('X-Served-By', 'app' in req ? 'express' : 'hot')
@@ -156,6 +158,28 @@ describe('operations served by express', () => {
       .set('Authorization', 'Bearer ann')
       .expect(404)
     expect(missing.body.error.message).toBe(missingViaExpress.body.error.message)
+  })
+
+  it('when every hot read is sent both ways (hotReadAnswers), then the answers agree, and a read without an example or one left to express fails the check', async () => {
+    const app = buildApp()
+    const bearer = { Authorization: 'Bearer ann' }
+    const answers = await hotReadAnswers(app, operations, [
+      { operation: 'getItem', path: '/items/1', headers: bearer },
+      { operation: 'getItem', path: '/items/9', headers: bearer },
+      { operation: 'getItem', path: '/items/1' },
+    ])
+    expect(answers.hot.map((a) => a.status)).toEqual([200, 404, 401])
+    // Only the handler's own header tells the ways apart; everything else is equal.
+    expect(answers.hot[0]!.headers['x-served-by']).toBe('hot')
+    const withoutWay = (list: typeof answers.hot) =>
+      list.map(({ headers: { 'x-served-by': _way, ...headers }, ...rest }) => ({ ...rest, headers }))
+    expect(withoutWay(answers.hot)).toEqual(withoutWay(answers.express))
+    await expect(hotReadAnswers(app, operations, [])).rejects.toThrow(/without an example request: getItem/)
+    await expect(
+      hotReadAnswers(app, operations, [
+        { operation: 'getItem', path: '/items/1?upper=true', headers: bearer },
+      ]),
+    ).rejects.toThrow(/was not answered before express/)
   })
 
   it('when an operation names an auth requirement the app does not resolve, then mounting fails', () => {
@@ -342,12 +366,49 @@ describe('an operation that parses its own input, with a further route documente
     expect(doc.paths['/items/{id}']!.patch!.requestBody).toBeDefined()
   })
 
-  it('when it is marked hot, then no hot route is made: a hot route parses the input itself', () => {
-    expect(() =>
-      hotRoutesOf([{ ...renameItem, hot: true, input: { params: ZRename.pick({ id: true }) } }], {
-        deps: { items: new Map() },
-        auth: [resolveWith(signedIn, () => ({ user: 'ann' }))],
-      }),
-    ).toThrow(/parses its own input/)
+  it('when it parses its own input and is hot, then its hot route hands the handler what express would (the segments, an empty query, no body)', async () => {
+    const hot = { ...renameItem, hot: { dependsOn: 'the items map', invalidatedBy: 'nothing is kept' } }
+    const deps: Deps = { items: new Map([[1, { id: 1, name: 'one' }]]) }
+    const auth = [resolveWith(signedIn, () => ({ user: 'ann' }))]
+    const { app } = createHttpApp(
+      {
+        name: 'operation-test',
+        logger: silentLogger(),
+        envelope: 'code',
+        trustProxy: ['loopback'],
+        hotRoutes: hotRoutesOf([hot], { deps, auth, prefixes: ['', '/v1'] }),
+      },
+      (app) => {
+        mountOperations(app, [hot], { deps, auth })
+        const v1 = Router()
+        mountOperations(v1, [hot], { deps, auth })
+        app.use('/v1', v1)
+      },
+    )
+    const answers = await hotReadAnswers(
+      app,
+      [hot],
+      [
+        { operation: 'renameItem', path: '/items/1/rename' },
+        { operation: 'renameItem', path: '/v1/items/1/rename' },
+      ],
+    )
+    expect(answers.hot.map((a) => [a.status, JSON.parse(a.body).error.message])).toEqual([
+      [400, 'in my words: name'],
+      [400, 'in my words: name'],
+    ])
+    expect(answers.hot).toEqual(answers.express)
+  })
+
+  it('when an operation takes a body the route parses, then it cannot be hot; a representation gets no hot route (its app answers it)', () => {
+    const hot = { dependsOn: 'x', invalidatedBy: 'y' }
+    const options = { deps: { items: new Map() }, auth: [resolveWith(signedIn, () => ({ user: 'ann' }))] }
+    expect(() => hotRoutesOf([{ ...createItem, hot }], options)).toThrow(/cannot be hot: it takes a body/)
+    expect(hotRoutesOf([{ ...getItem, hot, respond: () => {} }], options)).toEqual([])
+    const { app } = createHttpApp(
+      { name: 't', logger: silentLogger(), envelope: 'code', trustProxy: [] },
+      () => {},
+    )
+    expect(() => answerHotRepresentation(app, getItem, () => false)).toThrow(/not a hot representation/)
   })
 })

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { requestIdFor } from '@quartet/core/log'
 import type { Express } from 'express'
-import { answerBeforeExpress, type HttpApp } from '@quartet/core/http'
+import type { HttpApp } from '@quartet/core/http'
+import { answerHotRepresentation } from '@quartet/core/operation/express'
 import { prebuiltHead, sendPrebuilt, type PrebuiltHead } from '@quartet/core/prebuilt-head'
 import { BASE_PATH, isDocumentName } from '../domain/documents.ts'
 import type { ReleaseCache } from '../domain/release-cache.ts'
@@ -16,6 +17,7 @@ import {
   sendPreflight,
 } from './documents.ts'
 import { type Coding, negotiateEncoding } from './negotiation.ts'
+import { getDocument } from './operations.ts'
 
 /**
  * Bodies up to this size are also kept as latin1 text (one byte a character, the same bytes):
@@ -117,5 +119,5 @@ export function installDocumentFastPath(
     return blocks
   }
 
-  answerBeforeExpress(app, serveFast)
+  answerHotRepresentation(app, getDocument, serveFast)
 }

@@ -56,8 +56,9 @@ const { defineRepresentation } = operationsOver<DocumentDeps>()
 /**
  * A document is a stored representation, not a JSON reply: the handler picks the release and
  * document and checks the preconditions that can fail (412, in the envelope); `respond` sends the
- * stored bytes with their validators (304) and negotiated encoding, as the fast path does
- * (http/fast-path.ts), which answers the common reads of the active release before express.
+ * stored bytes with their validators (304) and negotiated encoding. A hot read: its answer before
+ * express is the fast path (http/fast-path.ts, registered for this operation), which answers the
+ * common reads of the active release (GET, HEAD, OPTIONS without a query) with the same bytes.
  */
 export const getDocument = defineRepresentation({
   name: 'getDocument',
@@ -79,6 +80,12 @@ export const getDocument = defineRepresentation({
     },
   },
   auth: publicAccess,
+  hot: {
+    dependsOn:
+      "the active release's documents, held in memory with their encodings and validators (domain/release-cache.ts)",
+    invalidatedBy:
+      'publishing or activating a release replaces the release version in Postgres; every replica polls it and swaps the whole release at once',
+  },
   errors: {
     bad_request: 'malformed ?version=',
     not_found: 'no such document, or no such release (release_not_found)',

@@ -1,3 +1,5 @@
+import { hotReadAnswers } from '@quartet/core/testing/operations'
+import { designArchiveOperations } from '../../src/http/operations.ts'
 import { createHash } from 'node:crypto'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { fixedClock } from '@quartet/core/clock'
@@ -510,6 +512,21 @@ describe('the fast path', () => {
       }
     },
   )
+
+  it('when the hot read is asked before express and of express alone (core hotReadAnswers), then the answers agree', async () => {
+    const doc = path('learning-paths.json')
+    const preflight = { Origin: 'https://example.org', 'Access-Control-Request-Method': 'GET' }
+    const { hot, express } = await hotReadAnswers(appWith(false), designArchiveOperations, [
+      { operation: 'getDocument', path: doc },
+      { operation: 'getDocument', path: doc, headers: { 'Accept-Encoding': 'br' } },
+      { operation: 'getDocument', path: path('terms.json'), headers: { 'Accept-Encoding': 'gzip' } },
+      { operation: 'getDocument', path: doc, method: 'HEAD' },
+      { operation: 'getDocument', path: doc, headers: { 'If-None-Match': '*' } },
+      { operation: 'getDocument', path: doc, method: 'OPTIONS', headers: preflight },
+    ])
+    expect(hot.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 304, 204])
+    expect(hot).toEqual(express)
+  })
 
   it('when documents are served fast, then metrics count them under the route template and no access line is logged', async () => {
     const captured = captureLogger()

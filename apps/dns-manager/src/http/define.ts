@@ -3,12 +3,14 @@ import {
   type AuthRequirement,
   defineAuth,
   type ErrorDocs,
+  type HotRead,
   type OperationDefinition,
   type OperationRoute,
   reply,
   type SuccessResponses,
 } from '@quartet/core/operation'
 import type { InputSchemas } from '@quartet/core/validate'
+import { withHead } from '@quartet/core/json-text'
 import type { Response } from 'express'
 import { z } from 'zod'
 import type { Principal, UseCases } from '../domain/use-cases.ts'
@@ -80,6 +82,11 @@ export interface DnsOperationSpec<S extends z.ZodObject, O> {
   }
   /** The GraphQL root field: its arguments and type in SDL (a test checks them against the schemas). */
   graphql: { kind: 'query' | 'mutation'; field: string; args: string; type: string }
+  /**
+   * A read answered before express at its REST route (core's HotRead): a read every client
+   * polls, whose JSON answer the pipeline makes the same either way.
+   */
+  hot?: HotRead
   /** What the audit log names as the target. */
   target?: (input: z.output<S>, output?: unknown) => string
   call: (ctx: { useCases: UseCases; principal: Principal }, input: z.output<S>) => Promise<O>
@@ -103,6 +110,7 @@ export type DnsOperation = OperationDefinition<
 }
 
 const restPath = (path: string) => `/rest${path}`
+const NO_STORE = { 'Cache-Control': 'no-store' } as const
 
 /** The request's parts as the OpenAPI document shows them: path parameters, then the query or body. */
 function requestSchemas(args: z.ZodObject, route: { method: string; path: string }): InputSchemas {
@@ -117,7 +125,22 @@ function requestSchemas(args: z.ZodObject, route: { method: string; path: string
   }
 }
 
-export function defineOperation<S extends z.ZodObject, O>(spec: DnsOperationSpec<S, O>): DnsOperation {
+/**
+ * A definition as its module declares it: its name, argument and output schemas keep their own
+ * types, for the clients that take their types from it (the back office's `op`, web/src/api.ts).
+ */
+export type DefinedOperation<N extends string, S extends z.ZodObject, Out extends z.ZodObject> = Omit<
+  DnsOperation,
+  'name' | 'args' | 'output'
+> & {
+  readonly name: N
+  readonly args: S
+  readonly output: Out
+}
+
+export function defineOperation<const N extends string, S extends z.ZodObject, O, Out extends z.ZodObject>(
+  spec: DnsOperationSpec<S, O> & { name: N; output: Out },
+): DefinedOperation<N, S, Out> {
   const status = spec.rest.status ?? 200
   const raw = spec.rest.raw
   const op: DnsOperation = {
@@ -142,6 +165,9 @@ export function defineOperation<S extends z.ZodObject, O>(spec: DnsOperationSpec
           },
     },
     auth: spec.auth,
+    // Every answer may carry an account's data or a new API secret: no cache may keep one.
+    headers: NO_STORE,
+    ...(spec.hot ? { hot: spec.hot } : {}),
     // Every operation parses its arguments strictly: even one without any refuses an unknown one.
     errors: {
       bad_request: 'an unknown or invalid argument, or a body that is not a JSON object',
@@ -169,7 +195,8 @@ export function defineOperation<S extends z.ZodObject, O>(spec: DnsOperationSpec
         throw new ApiError('bad_request', 'the JSON body must be an object')
       const from = req.method === 'GET' ? input.query : ((body as Record<string, unknown> | undefined) ?? {})
       const output = await deps.run(op, caller, { ...(from as object), ...input.params })
-      return op.raw ? output : reply(status, { success: true, ...(output as object) })
+      // A cached view keeps its JSON: the answer splices it in (withHead) instead of serialising it.
+      return op.raw ? output : reply(status, withHead({ success: true }, output as object))
     },
   }
   if (op.raw) {
@@ -180,7 +207,7 @@ export function defineOperation<S extends z.ZodObject, O>(spec: DnsOperationSpec
       ;(res as Response).type(answer.contentType).send(answer.body)
     }
   }
-  return op
+  return op as DefinedOperation<N, S, Out>
 }
 
 /** `output.<key>.id` when the operation returned one (for audit targets). */

@@ -1,4 +1,6 @@
 import { request } from '@quartet/core/testing'
+import { hotReadAnswers } from '@quartet/core/testing/operations'
+import { dnsOperations } from '../../src/http/operations.ts'
 import { addZone, buildApp, createAccount, unique, useDeps } from '../helpers.ts'
 
 /**
@@ -86,5 +88,46 @@ describe('REST reads before express', () => {
       expect(hot.body.request_id).toBe(hot.headers['x-request-id'])
       expect(comparable(hot.headers)).toEqual(comparable(viaExpress.headers))
     }
+  })
+
+  it('when every hot read is sent before express and to express alone (core hotReadAnswers), then the answers agree, under both prefixes', async () => {
+    const { app } = buildApp(deps)
+    const zone = `${unique('hot')}.test`
+    await addZone(deps, zone)
+    const a = await createAccount(deps)
+    const other = await createAccount(deps)
+    const made = await request(app)
+      .post('/rest/subdomains')
+      .set(a.headers)
+      .send({ subdomain: 'www1', rootdomain: zone })
+      .expect(201)
+    const id = made.body.subdomain.id as number
+    const record = await request(app)
+      .post(`/rest/subdomains/${id}/records`)
+      .set(a.headers)
+      .send({ type: 'A', name: 'h', content: '8.8.4.4' })
+      .expect(201)
+    const reads: Array<[string, string, Record<string, string>]> = [
+      ['auth.verify', '/rest/auth/verify', a.headers],
+      ['quota.get', '/rest/quota', a.headers],
+      ['quota.get', '/rest/quota', {}],
+      ['subdomains.list', '/rest/subdomains', a.headers],
+      ['subdomains.get', `/rest/subdomains/${id}`, a.headers],
+      ['subdomains.get', `/rest/subdomains/${id}`, other.headers],
+      ['dns_records.list', `/rest/subdomains/${id}/records`, a.headers],
+      ['dns_records.get', `/rest/subdomains/${id}/records/${record.body.dns_record.id}`, a.headers],
+      ['dns_records.get', `/rest/subdomains/${id}/records/0x1`, a.headers],
+      ['keys.list', '/rest/keys', a.headers],
+      ['whois.lookup', '/rest/whois', a.headers],
+      ['system.info', '/rest/system', a.headers],
+    ]
+    const examples = ['', '/api/v1'].flatMap((prefix) =>
+      reads.map(([operation, path, headers]) => ({ operation, path: `${prefix}${path}`, headers })),
+    )
+    const { hot, express } = await hotReadAnswers(app, dnsOperations, examples)
+    expect(hot.map((answer) => answer.status)).toEqual(
+      [...Array(2)].flatMap(() => [200, 200, 401, 200, 200, 404, 200, 200, 400, 200, 400, 200]),
+    )
+    expect(hot).toEqual(express)
   })
 })

@@ -50,7 +50,12 @@ export const getCurrentKey = define({
     internal_error: 'Internal Server Error',
   },
   headers: NO_STORE,
-  hot: true,
+  hot: {
+    dependsOn:
+      "the key's row with its usage totals (per process, under the key's version token in Redis: store/key-record-cache.ts), the usage windows of the day, and the clock",
+    invalidatedBy:
+      'a key change (PATCH, DELETE, the CLI) replaces the version token after it commits, so every replica reads the row again; a record is kept KEY_CACHE_MAX_AGE_MS at most, and without Redis every read goes to Postgres',
+  },
   async handler(_input, { deps, caller }) {
     const data: TKeyRecord = await describeKey(deps.keys, caller.hash, { now: caller.now, ...caller.facts })
     return reply(200, { data })

@@ -5,6 +5,8 @@ import { type TKeyRecord, ZKeyResponse } from '../../src/http/key.ts'
 import type { KeyRecord } from '../../src/domain/keys.ts'
 import { createApp } from '../../src/app.ts'
 import { request, silentLogger } from '@quartet/core/testing'
+import { hotReadAnswers } from '@quartet/core/testing/operations'
+import { keyInfoOperations } from '../../src/http/operations.ts'
 import { testConfig } from '../helpers.ts'
 import { createDb } from '../../src/store/db.ts'
 
@@ -240,6 +242,23 @@ describe('GET /api/v1/key', () => {
       expect(hot.headers['cache-control']).toBe('no-store')
     },
   )
+
+  it('when every hot read is asked before express and of express alone (core hotReadAnswers), then the answers agree', async () => {
+    const app = buildApp(deps, { config: { KEY_RATE_LIMIT_PER_MINUTE: 2 } })
+    const { key } = await mintKey(deps)
+    const examples = [
+      { operation: 'getCurrentKey', path: '/api/v1/key', headers: bearer(key) },
+      { operation: 'getCurrentKey', path: '/api/v1/key', headers: bearer('sk-qk-v1-' + 'e7'.repeat(32)) },
+      // Each example is asked twice (each way): past the key's two a minute, 429 on each way.
+      { operation: 'getCurrentKey', path: '/api/v1/key', headers: bearer(key) },
+    ]
+    const { hot, express } = await hotReadAnswers(app, keyInfoOperations, examples)
+    expect(hot.map((answer) => answer.status)).toEqual([200, 401, 429])
+    // Retry-After counts down the same window's seconds: equal unless a second turned between.
+    const settled = (answers: typeof hot) =>
+      answers.map(({ headers: { 'retry-after': _wait, ...headers }, ...rest }) => ({ ...rest, headers }))
+    expect(settled(hot)).toEqual(settled(express))
+  })
 
   it('when asked with HEAD, then express answers with the headers of a GET and no body', async () => {
     const app = buildApp(deps)

@@ -1,5 +1,6 @@
 import { type AnyOperation, assertUniqueNames } from '@quartet/core/operation'
-import { mountOperations } from '@quartet/core/operation/express'
+import type { HotRoute } from '@quartet/core/http'
+import { hotRoutesOf, mountOperations } from '@quartet/core/operation/express'
 import { operationDocOf } from '@quartet/core/operation/openapi'
 import { createOpenApiDocument, type OperationDoc } from '@quartet/core/openapi'
 import type { Express } from 'express'
@@ -41,6 +42,11 @@ assertUniqueNames(pickupShareOperations)
 /** Mounts a group of the operations (app.ts keeps the order the routes need). */
 export function mount(app: Express, s: Services, operations: ReadonlyArray<AnyOperation<Services>>): void {
   mountOperations(app, operations, { deps: s, auth: pickupShareAuth(s) })
+}
+
+/** The hot reads among `operations` (core's HotRead), answered before express. */
+export function hotRoutes(s: Services, operations: ReadonlyArray<AnyOperation<Services>>): HotRoute[] {
+  return hotRoutesOf(operations, { deps: s, auth: pickupShareAuth(s) })
 }
 
 /** The error envelope of every refusal (core's `code` style). */

@@ -1,12 +1,12 @@
 import path from 'node:path'
-import type { Express, Response } from 'express'
+import type { Express } from 'express'
 import { findWebRoot, serveWebBuild, webHelmetOptions } from '@quartet/core/web'
-import { publicAccess } from '@quartet/core/operation'
+import { publicAccess, reply } from '@quartet/core/operation'
+import { freezeWithJson } from '@quartet/core/json-text'
 import { z } from 'zod'
-import { type HeaderSink, HotAnswer, type HotRoute } from '@quartet/core/http'
 import type { TSettings } from '../domain/settings.ts'
 import { STORE_KINDS, type StoreKind } from '../domain/storage.ts'
-import { defineRepresentation, type Services } from './services.ts'
+import { define } from './services.ts'
 
 /** The pages (one HTML document; the script renders the page the path names). */
 export const PAGE_PATHS = ['/', '/pickup', '/admin'] as const
@@ -57,28 +57,20 @@ export const ZSiteInfo = z.object({
 export const TEXT_MAX_BYTES = 1_048_576
 
 /** The JSON text of GET /api/site, made again only when the settings or the enabled kinds changed. */
-const lastText = new WeakMap<object, { settings: TSettings; kinds: string; text: string }>()
-async function siteInfoText(s: Pick<Services, 'settings' | 'storage'>, headers: HeaderSink): Promise<string> {
-  const settings = await s.settings.get()
-  headers.setHeader('Cache-Control', 'no-store')
-  const stores = s.storage.enabledKinds()
-  const kinds = stores.join(',')
-  let last = lastText.get(s.settings)
-  if (last?.settings !== settings || last.kinds !== kinds) {
-    last = { settings, kinds, text: JSON.stringify(siteInfo(settings, stores)) }
-    lastText.set(s.settings, last)
-  }
-  return last.text
-}
+/** The last answer per settings store: a new object (and its JSON) only when the settings change. */
+const lastAnswer = new WeakMap<
+  object,
+  { settings: TSettings; kinds: string; value: z.infer<typeof ZSiteInfo> }
+>()
 
 /**
- * GET /api/site, served two ways: as core's hot route for the exact path (every page load asks
- * it, and express costs it several times its own work; siteInfoRoute), and by this operation in
- * express for the rest (HEAD, a query string). Same headers and body either way, from one
- * function. The settings are read from the database on every request, so an admin's change shows
- * on the next one on every replica.
+ * GET /api/site: what the send and pickup pages need, asked on every page load, so a hot read
+ * (answered before express at its exact path; express serves the rest: HEAD, a query string).
+ * The settings are read on every request (through the settings store's own cache under its
+ * version), so an admin's change shows on the next one on every replica; the answer keeps its
+ * JSON while the settings stay the same object.
  */
-export const siteInfoOperation = defineRepresentation({
+export const siteInfoOperation = define({
   name: 'siteInfo',
   summary: 'What the send and pickup pages need: enabled storage kinds and the public limits',
   tags: ['public'],
@@ -87,23 +79,27 @@ export const siteInfoOperation = defineRepresentation({
   responses: { 200: { description: 'public site settings', schema: ZSiteInfo } },
   auth: publicAccess,
   errors: {},
-  handler: (_input, { deps, headers }) => siteInfoText(deps, headers),
-  respond(text, _req, res) {
-    ;(res as Response).type('json').send(text)
+  headers: { 'Cache-Control': 'no-store' },
+  hot: {
+    dependsOn:
+      'the settings (the settings store) and the storage kinds this process has enabled (its configuration)',
+    invalidatedBy:
+      "an admin's settings change, which the settings store serves from the next request on, on every replica",
+  },
+  async handler(_input, { deps }) {
+    const settings = await deps.settings.get()
+    const stores = deps.storage.enabledKinds()
+    const kinds = stores.join(',')
+    let last = lastAnswer.get(deps.settings)
+    if (last?.settings !== settings || last.kinds !== kinds) {
+      last = { settings, kinds, value: freezeWithJson(siteInfo(settings, stores)) }
+      lastAnswer.set(deps.settings, last)
+    }
+    return reply(200, last.value)
   },
 })
 
 export const webOperations = [siteInfoOperation] as const
-
-/** The hot route of GET /api/site (see siteInfoOperation). */
-export function siteInfoRoute(s: Pick<Services, 'settings' | 'storage'>): HotRoute {
-  return {
-    path: siteInfoOperation.route.path,
-    async handle(_req, headers) {
-      return new HotAnswer(200, undefined, await siteInfoText(s, headers))
-    },
-  }
-}
 
 function siteInfo(settings: TSettings, stores: StoreKind[]): z.infer<typeof ZSiteInfo> {
   return {

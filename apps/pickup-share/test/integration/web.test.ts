@@ -1,3 +1,5 @@
+import { hotReadAnswers } from '@quartet/core/testing/operations'
+import { webOperations } from '../../src/http/web.ts'
 import { api, type Harness, startHarness, testDeps } from '../support/harness.ts'
 import { ensureWebBuilt } from '../browser/support.ts'
 
@@ -79,6 +81,14 @@ describe('web pages: serving', () => {
 })
 
 describe('web pages: GET /api/site', () => {
+  it('when it is asked before express and of express alone (core hotReadAnswers), then the answers agree', async () => {
+    const { hot, express } = await hotReadAnswers(h.app, webOperations, [
+      { operation: 'siteInfo', path: '/api/site' },
+    ])
+    expect(hot.map((answer) => answer.status)).toEqual([200])
+    expect(hot).toEqual(express)
+  })
+
   it('when the pages ask for the site limits, then they get the enabled stores and the current settings', async () => {
     const before = await api(h, 'GET', '/api/site')
     expect(before.status).toBe(200)

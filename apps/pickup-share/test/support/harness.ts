@@ -44,6 +44,8 @@ export const testDeps = () =>
 
 export interface Harness {
   url: string
+  /** The express app the server serves (its hot reads before it). */
+  app: PickupShare['app']
   services: PickupShare['services']
   config: TestConfig
   server: RunningServer
@@ -107,6 +109,7 @@ export async function startHarness(
   const server = await startTestServer(app)
   return {
     url: server.url,
+    app,
     services,
     config,
     server,

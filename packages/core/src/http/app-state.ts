@@ -58,6 +58,18 @@ export function answerBeforeExpress(app: Express, answer: FirstAnswer): void {
 }
 
 /**
+ * A listener of the answers asked before express alone: a request none of them takes gets
+ * `fallback` instead of express (for tests that must know which way a request was answered).
+ */
+export function answersBeforeExpressOnly(app: Express, fallback: RequestListener): RequestListener {
+  const answers = ((app as WithAnswers)[FIRST_ANSWERS] ??= [])
+  return (req, res) => {
+    for (let i = 0; i < answers.length; i++) if (answers[i]!(req, res)) return
+    fallback(req, res)
+  }
+}
+
+/**
  * The request listener of a service: the answers registered with answerBeforeExpress, then
  * express. One per app, so a server made later sees answers registered since.
  */

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { apiCredential, defineOperation } from '../define.ts'
 import { ZQuotaOutput, ZVerifyOutput } from './outputs.ts'
+import { accountView } from './hot-reads.ts'
 
 export const ZNoInput = z.strictObject({})
 export type TNoInput = z.infer<typeof ZNoInput>
@@ -13,6 +14,7 @@ export const accountOperations = [
     output: ZVerifyOutput,
     auth: apiCredential,
     errors: {},
+    hot: accountView("the key and the account's quota"),
     write: false,
     rest: { method: 'post', path: '/auth/verify' },
     graphql: { kind: 'query', field: 'verifyCredentials', args: '', type: 'VerifyResult!' },
@@ -25,6 +27,7 @@ export const accountOperations = [
     output: ZQuotaOutput,
     auth: apiCredential,
     errors: {},
+    hot: accountView('the quota and the balance'),
     write: false,
     rest: { method: 'get', path: '/quota' },
     graphql: { kind: 'query', field: 'quota', args: '', type: 'QuotaResult!' },

@@ -3,6 +3,7 @@ import { RECORD_TYPES } from '../../domain/record-rules.ts'
 import { createdId, acmeCredential, apiCredential, defineOperation } from '../define.ts'
 import { ZDeleted, ZDnsRecordOutput, ZDnsRecordPage } from './outputs.ts'
 import { ZPage, zId, zInteger } from './inputs.ts'
+import { accountView } from './hot-reads.ts'
 
 const zType = z.preprocess((v) => (typeof v === 'string' ? v.trim().toUpperCase() : v), z.enum(RECORD_TYPES))
 const recordFields = {
@@ -48,6 +49,7 @@ export const recordOperations = [
     output: ZDnsRecordPage,
     auth: apiCredential,
     errors: { subdomain_not_found: 'no such subdomain in the account' },
+    hot: accountView("the subdomain's records"),
     write: false,
     rest: { method: 'get', path: '/subdomains/:subdomain_id/records' },
     graphql: {
@@ -68,6 +70,7 @@ export const recordOperations = [
       subdomain_not_found: 'no such subdomain in the account',
       dns_record_not_found: 'no such record in the subdomain',
     },
+    hot: accountView('the record'),
     write: false,
     rest: { method: 'get', path: '/subdomains/:subdomain_id/records/:id' },
     graphql: {

@@ -3,6 +3,7 @@ import { createdId, apiCredential, defineOperation } from '../define.ts'
 import { ZApiKeyList, ZDeletedKey, ZNewApiKeyOutput } from './outputs.ts'
 import { ZNoInput } from './account.ts'
 import { zId } from './inputs.ts'
+import { accountView } from './hot-reads.ts'
 
 export const ZKeyId = z.strictObject({ id: z.uuid('must be an API key id') })
 export type TKeyId = z.infer<typeof ZKeyId>
@@ -25,6 +26,7 @@ export const keyOperations = [
     output: ZApiKeyList,
     auth: apiCredential,
     errors: {},
+    hot: accountView("the account's credentials"),
     write: false,
     rest: { method: 'get', path: '/keys' },
     graphql: { kind: 'query', field: 'apiKeys', args: '', type: 'ApiKeyList!' },

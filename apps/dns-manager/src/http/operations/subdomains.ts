@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { createdId, apiCredential, defineOperation } from '../define.ts'
 import { ZDeleted, ZRenewOutput, ZSubdomainOutput, ZSubdomainPage, ZZoneFile } from './outputs.ts'
 import { ZPage, zId } from './inputs.ts'
+import { accountView } from './hot-reads.ts'
 
 export const ZListSubdomains = z.strictObject({
   ...ZPage,
@@ -27,6 +28,7 @@ export const subdomainOperations = [
     output: ZSubdomainPage,
     auth: apiCredential,
     errors: {},
+    hot: accountView('the page of subdomains'),
     write: false,
     rest: { method: 'get', path: '/subdomains' },
     graphql: {
@@ -44,6 +46,7 @@ export const subdomainOperations = [
     output: ZSubdomainOutput,
     auth: apiCredential,
     errors: { subdomain_not_found: 'no such subdomain in the account' },
+    hot: accountView('the subdomain'),
     write: false,
     rest: { method: 'get', path: '/subdomains/:id' },
     graphql: { kind: 'query', field: 'subdomain', args: '(id: Int!)', type: 'SubdomainResult!' },

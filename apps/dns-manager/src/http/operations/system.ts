@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { apiCredential, defineOperation } from '../define.ts'
 import { ZSystemOutput, ZWhoisOutput } from './outputs.ts'
 import { ZNoInput } from './account.ts'
+import { siteRead } from './hot-reads.ts'
 
 export const ZWhois = z.strictObject({ domain: z.string().min(1, 'must not be empty').max(253) })
 export type TWhois = z.infer<typeof ZWhois>
@@ -14,6 +15,7 @@ export const systemOperations = [
     output: ZWhoisOutput,
     auth: apiCredential,
     errors: { not_found: 'the name is under no offered zone' },
+    hot: siteRead('the zones and their registrations, read from Postgres on each request'),
     write: false,
     rest: { method: 'get', path: '/whois' },
     graphql: { kind: 'query', field: 'whois', args: '(domain: String!)', type: 'WhoisResult!' },
@@ -26,6 +28,7 @@ export const systemOperations = [
     output: ZSystemOutput,
     auth: apiCredential,
     errors: {},
+    hot: siteRead('the zones, the provider and a database ping, on each request'),
     write: false,
     rest: { method: 'get', path: '/system' },
     graphql: { kind: 'query', field: 'systemInfo', args: '', type: 'SystemResult!' },
