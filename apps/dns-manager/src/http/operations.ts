@@ -1,3 +1,4 @@
+import type { z } from 'zod'
 import type { DnsOperation } from './define.ts'
 import { accountOperations } from './operations/account.ts'
 import { acmeOperations } from './operations/acme.ts'
@@ -17,3 +18,19 @@ export const dnsOperations: readonly DnsOperation[] = [
 ]
 
 export const operationsByName = new Map(dnsOperations.map((op) => [op.name, op]))
+
+/** Every definition with its own name, argument and output types (for typed clients). */
+type Defined =
+  | (typeof accountOperations)[number]
+  | (typeof subdomainOperations)[number]
+  | (typeof recordOperations)[number]
+  | (typeof systemOperations)[number]
+  | (typeof keyOperations)[number]
+  | (typeof acmeOperations)[number]
+
+export type OperationName = Defined['name']
+type Named<N extends OperationName> = Extract<Defined, { name: N }>
+/** The flat arguments an operation takes (JSON-RPC params, the back office's `op` body). */
+export type ArgsOf<N extends OperationName> = z.input<Named<N>['args']>
+/** What an operation answers (the JSON-RPC result; REST adds `success: true`). */
+export type ResultOf<N extends OperationName> = z.output<Named<N>['output']>

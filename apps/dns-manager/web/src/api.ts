@@ -4,6 +4,9 @@
  */
 
 import { restEnvelope, sendJson } from '@quartet/web-pages/api-failure'
+import type { ArgsOf, OperationName, ResultOf } from '../../src/http/operations.ts'
+
+export type { ArgsOf, ResultOf }
 
 export { ApiFailure } from '@quartet/web-pages/api-failure'
 
@@ -17,12 +20,15 @@ export async function get<T>(path: string): Promise<T> {
 export async function post<T>(path: string, body: unknown = {}): Promise<T> {
   return (await (await send('POST', `/account/api${path}`, body)).json()) as T
 }
-/** One of the API's operations (its JSON-RPC name), with this session as the principal. */
-export async function op<T>(name: string, input: Record<string, unknown> = {}): Promise<T> {
-  return post<T>(`/op/${name}`, input)
+/**
+ * One of the API's operations (its JSON-RPC name), with this session as the principal: its
+ * arguments and its answer typed by its definition (src/http/operations).
+ */
+export async function op<N extends OperationName>(name: N, input?: ArgsOf<N>): Promise<ResultOf<N>> {
+  return post<ResultOf<N>>(`/op/${name}`, input ?? {})
 }
-export async function opText(name: string, input: Record<string, unknown> = {}): Promise<string> {
-  return (await send('POST', `/account/api/op/${name}`, input)).text()
+export async function opText<N extends OperationName>(name: N, input?: ArgsOf<N>): Promise<string> {
+  return (await send('POST', `/account/api/op/${name}`, input ?? {})).text()
 }
 
 export interface Account {
@@ -34,51 +40,13 @@ export interface Account {
   ip_allow_list: string[]
   your_ip: string | null
 }
-export type Status = 'active' | 'grace' | 'suspended'
-export interface Subdomain {
-  id: number
-  subdomain: string
-  rootdomain: string
-  full_domain: string
-  status: Status
-  created_at: string
-  updated_at: string
-  expires_at: string | null
-  never_expires: boolean
-}
-export interface DnsRecord {
-  id: number
-  name: string
-  type: string
-  content: string
-  ttl: number
-  priority: number | null
-  weight: number | null
-  port: number | null
-  flag: number | null
-  tag: string | null
-}
-export interface Zone {
-  name: string
-  price_cents: number
-  term_years: number
-  never_expires: boolean
-}
-export interface SystemInfo {
-  zones: Zone[]
-  limits: { renew_window_days: number; grace_days: number; ttl_default: number; max_api_keys: number }
-}
-export interface ApiKey {
-  id: string
-  api_key: string
-  scope: string
-  subdomain_id: number | null
-  created_at: string
-  last_used_at: string | null
-}
-export interface NewKey extends ApiKey {
-  api_secret: string
-}
+export type Subdomain = ResultOf<'subdomains.get'>['subdomain']
+export type Status = Subdomain['status']
+export type DnsRecord = ResultOf<'dns_records.get'>['dns_record']
+export type SystemInfo = ResultOf<'system.info'>['system']
+export type Zone = SystemInfo['zones'][number]
+export type ApiKey = ResultOf<'keys.list'>['keys'][number]
+export type NewKey = ResultOf<'keys.create'>['key']
 export interface AuditEntry {
   id: string
   at: string
@@ -92,9 +60,7 @@ export interface AuditEntry {
 export const api = {
   site: () => get<{ registration: 'open' | 'invite' | 'closed'; password_min: number }>('/site'),
   account: () => get<{ account: Account }>('/account'),
-  system: () => op<{ system: SystemInfo }>('system.info'),
-  subdomains: () =>
-    op<{ subdomains: Subdomain[]; next_cursor: string | null }>('subdomains.list', { per_page: 500 }),
-  quota: () =>
-    op<{ quota: { used: number; total: number; available: number }; balance_cents: number }>('quota.get'),
+  system: () => op('system.info'),
+  subdomains: () => op('subdomains.list', { per_page: 500 }),
+  quota: () => op('quota.get'),
 }

@@ -46,7 +46,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
       .catch(() => setSubdomains([]))
   }, [])
   useEffect(() => {
-    op<{ keys: ApiKey[] }>('keys.list')
+    op('keys.list')
       .then((r) => setKeys(r.keys))
       .catch((err) => setMessage({ kind: 'error', text: describeFailure(err) }))
   }, [version])
@@ -64,7 +64,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
   }
   const create = () =>
     act(async () => {
-      const r = await op<{ key: NewKey }>('keys.create')
+      const r = await op('keys.create')
       setSecret(r.key)
       setVersion((v) => v + 1)
     })
@@ -72,7 +72,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
   const createAcme = (e: Event) => {
     e.preventDefault()
     return act(async () => {
-      const r = await op<{ key: NewKey }>('keys.create', {
+      const r = await op('keys.create', {
         scope: 'acme',
         ...(acmeFor ? { subdomain_id: Number(acmeFor) } : {}),
       })
@@ -90,7 +90,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
   const regenerate = (k: ApiKey) =>
     act(async () => {
       if (!confirm(t('keys.confirmRegenerate', { key: k.api_key }))) return
-      const r = await op<{ key: NewKey }>('keys.regenerate', { id: k.id })
+      const r = await op('keys.regenerate', { id: k.id })
       setSecret(r.key)
       setVersion((v) => v + 1)
     })

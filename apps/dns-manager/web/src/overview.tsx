@@ -133,7 +133,7 @@ export function RegisterPage({ account }: { account: Account }) {
     setAvailability({ state: 'checking' })
     let live = true
     const timer = setTimeout(() => {
-      op<{ whois: { status: string } }>('whois.lookup', { domain: `${name}.${zone}` })
+      op('whois.lookup', { domain: `${name}.${zone}` })
         .then((r) => live && setAvailability({ state: 'known', status: r.whois.status }))
         .catch((err) => live && setAvailability({ state: 'error', message: describeFailure(err) }))
     }, 250)
@@ -148,7 +148,7 @@ export function RegisterPage({ account }: { account: Account }) {
     setBusy(true)
     setError(null)
     try {
-      const r = await op<{ subdomain: Subdomain }>('subdomains.create', {
+      const r = await op('subdomains.create', {
         subdomain: label.trim(),
         rootdomain: zone,
       })

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { type DnsRecord, op } from './api.ts'
+import { type ArgsOf, type DnsRecord, op } from './api.ts'
 import { t } from './i18n.ts'
 import { Alert, describeFailure, fieldOf } from './ui.tsx'
 
@@ -45,14 +45,16 @@ const draftOf = (r: DnsRecord): Draft => ({
 })
 
 /** The draft as the API's input: the type's fields only; numbers as typed (the API says what is wrong). */
-function inputOf(d: Draft): Record<string, unknown> {
-  const input: Record<string, unknown> = { type: d.type }
+/** The record's arguments as dns_records.create takes them (the server checks each field). */
+function inputOf(d: Draft): Omit<ArgsOf<'dns_records.create'>, 'subdomain_id'> {
+  // Every type's form has content, sent as typed (even empty: the server names the error).
+  const input: Record<string, unknown> = { type: d.type, content: d.content }
   for (const f of FORM[d.type]) {
     const v = d[f].trim()
-    if (v === '' && f !== 'content') continue
-    input[f] = NUMERIC.includes(f) && /^-?\d+$/.test(v) ? Number(v) : f === 'content' ? d[f] : v
+    if (f === 'content' || v === '') continue
+    input[f] = NUMERIC.includes(f) && /^-?\d+$/.test(v) ? Number(v) : v
   }
-  return input
+  return input as Omit<ArgsOf<'dns_records.create'>, 'subdomain_id'>
 }
 
 /** The form that adds a record to a subdomain or changes one (SubdomainPage). */

@@ -18,8 +18,8 @@ export function SubdomainPage({ id }: { id: number }) {
 
   useEffect(() => {
     Promise.all([
-      op<{ subdomain: Subdomain }>('subdomains.get', { id }),
-      op<{ dns_records: DnsRecord[] }>('dns_records.list', { subdomain_id: id, per_page: 500 }),
+      op('subdomains.get', { id }),
+      op('dns_records.list', { subdomain_id: id, per_page: 500 }),
       api.system(),
     ])
       .then(([s, r, sys]) => {
@@ -57,7 +57,7 @@ export function SubdomainPage({ id }: { id: number }) {
   }
   const renew = async () => {
     try {
-      const r = await op<{ subdomain: Subdomain }>('subdomains.renew', { id })
+      const r = await op('subdomains.renew', { id })
       refresh(t('subdomain.renewed', { date: formatDate(r.subdomain.expires_at) }))
     } catch (err) {
       fail(err)
