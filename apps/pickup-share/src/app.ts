@@ -134,7 +134,8 @@ export function buildPickupShare(deps: AppDeps): PickupShare {
       trustProxy: deps.config.TRUST_PROXY,
       bodyLimit: deps.config.BODY_LIMIT,
       metricsToken: deps.config.METRICS_TOKEN,
-      helmet: webHelmetOptions(uploadOrigins(deps.config)),
+      // Audio and video of an encrypted share play from a blob the pickup page decrypted.
+      helmet: webHelmetOptions(uploadOrigins(deps.config), ['blob:']),
       // Only the database decides readiness: take, download, upload and share work without kv
       // (README "Without Redis"), so a load balancer must not take every replica out when Redis
       // goes away; kv is reported only.

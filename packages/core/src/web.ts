@@ -56,9 +56,13 @@ export function csrfGuard(allowedOrigins: string[], what = 'admin'): RequestHand
 
 /**
  * Helmet options for pages: scripts and styles only from this site (no inline script, no inline
- * style element), fetches to this site or `connectOrigins`, no framing.
+ * style element), fetches to this site or `connectOrigins`, no framing. `mediaSources`: where
+ * audio and video may also come from (`blob:` for media a page decrypts itself).
  */
-export function webHelmetOptions(connectOrigins: string[] = []): NonNullable<HttpAppOptions['helmet']> {
+export function webHelmetOptions(
+  connectOrigins: string[] = [],
+  mediaSources: string[] = [],
+): NonNullable<HttpAppOptions['helmet']> {
   return {
     contentSecurityPolicy: {
       useDefaults: false,
@@ -69,6 +73,7 @@ export function webHelmetOptions(connectOrigins: string[] = []): NonNullable<Htt
         'style-src': ["'self'"],
         'img-src': ["'self'", 'data:'],
         'font-src': ["'self'"],
+        ...(mediaSources.length ? { 'media-src': ["'self'", ...mediaSources] } : {}),
         'connect-src': ["'self'", ...connectOrigins],
         'form-action': ["'self'"],
         'frame-ancestors': ["'none'"],

@@ -333,6 +333,36 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     expect(code).toMatch(/^\d+$/)
     await zh.context.close()
   })
+  it('when the receiver of an encrypted share shows its audio and its video, then the page decrypts each and plays it from memory in its own player', async () => {
+    const wav = wavBytes(0.5)
+    const webm = await webmBytes()
+    const sender = await newPage()
+    await sender.page.goto('/')
+    await sender.page.getByTestId('file-input').setInputFiles([
+      { name: 'sound.wav', mimeType: 'audio/wav', buffer: wav },
+      { name: 'clip.webm', mimeType: 'video/webm', buffer: webm },
+    ])
+    await sender.page.getByTestId('e2e-on').check()
+    await sender.page.getByTestId('send-submit').click()
+    await sender.page.getByTestId('pickup-link').waitFor({ timeout: 60_000 })
+    const link = (await sender.page.getByTestId('pickup-link').textContent())!.trim()
+    await sender.context.close()
+
+    const { page, context } = await newPage()
+    await page.goto(new URL(link).pathname + new URL(link).hash)
+    await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+    await page.getByRole('button', { name: 'Show sound.wav (counts as your download of it)' }).click()
+    const audio = page.getByTestId('e2e-preview-audio')
+    await until(() => audio.evaluate((a) => (a as unknown as { duration: number }).duration), 0.5)
+    await expect(audio.getAttribute('src')).resolves.toMatch(/^blob:/)
+    await page.getByRole('button', { name: 'Show clip.webm (counts as your download of it)' }).click()
+    const video = page.getByTestId('e2e-preview-video')
+    await until(() => video.evaluate((v) => (v as unknown as { videoWidth: number }).videoWidth), 32)
+    for (const v of await axeSerious(page)) throw new Error(v)
+    expect(pageErrors).toEqual([])
+    await context.close()
+  })
+
   it('when the connection of an encrypted download dies at 40 %, then the service worker resumes it with Range and If-Range, the file is exact and the one-download share is used up by it', async () => {
     const data = randomBytes(3 * MB)
     const ikm = new Uint8Array(randomBytes(16))
@@ -520,6 +550,54 @@ async function pngBytes(): Promise<Buffer> {
   const b64 = (await page.evaluate(
     "(() => { const c = document.createElement('canvas'); c.width = 32; c.height = 32; c.getContext('2d').fillRect(0, 0, 32, 32); return c.toDataURL('image/png').split(',')[1] })()",
   )) as string
+  await page.close()
+  return Buffer.from(b64, 'base64')
+}
+
+/** A WAV file of `seconds` of a 440 Hz tone (8 kHz, 16-bit mono PCM). */
+function wavBytes(seconds: number): Buffer {
+  const rate = 8000
+  const samples = Math.round(rate * seconds)
+  const wav = Buffer.alloc(44 + samples * 2)
+  wav.write('RIFF', 0)
+  wav.writeUInt32LE(36 + samples * 2, 4)
+  wav.write('WAVEfmt ', 8)
+  wav.writeUInt32LE(16, 16)
+  wav.writeUInt16LE(1, 20) // PCM
+  wav.writeUInt16LE(1, 22) // mono
+  wav.writeUInt32LE(rate, 24)
+  wav.writeUInt32LE(rate * 2, 28)
+  wav.writeUInt16LE(2, 32)
+  wav.writeUInt16LE(16, 34)
+  wav.write('data', 36)
+  wav.writeUInt32LE(samples * 2, 40)
+  for (let i = 0; i < samples; i++)
+    wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2)
+  return wav
+}
+
+/** A short WebM video (32 × 24, VP8), recorded from a canvas by Chromium's MediaRecorder. */
+async function webmBytes(): Promise<Buffer> {
+  const page = await browser.newPage()
+  const b64 = (await page.evaluate(`(async () => {
+    const c = document.createElement('canvas'); c.width = 32; c.height = 24
+    const g = c.getContext('2d')
+    const recorder = new MediaRecorder(c.captureStream(10), { mimeType: 'video/webm;codecs=vp8' })
+    const parts = []
+    recorder.ondataavailable = (e) => parts.push(e.data)
+    let n = 0
+    const draw = setInterval(() => { g.fillStyle = n++ % 2 ? '#c00' : '#00c'; g.fillRect(0, 0, 32, 24) }, 50)
+    recorder.start()
+    await new Promise((r) => setTimeout(r, 700))
+    const stopped = new Promise((r) => (recorder.onstop = r))
+    recorder.stop()
+    await stopped
+    clearInterval(draw)
+    const bytes = new Uint8Array(await new Blob(parts).arrayBuffer())
+    let text = ''
+    for (const b of bytes) text += String.fromCharCode(b)
+    return btoa(text)
+  })()`)) as string
   await page.close()
   return Buffer.from(b64, 'base64')
 }

@@ -26,6 +26,8 @@ describe('web pages: serving', () => {
       expect(csp).toContain("script-src-attr 'none'")
       expect(csp).toContain("style-src 'self'")
       expect(csp).toContain("frame-ancestors 'none'")
+      // The audio and video an encrypted share's pickup page decrypts play from a blob.
+      expect(csp).toContain("media-src 'self' blob:")
       expect(csp).not.toContain('unsafe-inline')
       expect(csp).not.toContain('unsafe-eval')
       const html = await res.text()

@@ -242,10 +242,15 @@ function DecryptedPreview(props: {
 }) {
   const [text, setText] = useState<string | null>(null)
   const [frame, setFrame] = useState<string | null>(null)
+  const [media, setMedia] = useState<string | null>(null)
+  // The blob's address lives as long as the preview.
+  useEffect(() => () => void (media && URL.revokeObjectURL(media)), [media])
   const show = async () => {
     try {
       const m = await cryptoPickup()
       if (props.kind === 'text') setText(await m.decryptText(props.open.key, props.file.url))
+      else if (props.kind === 'audio' || props.kind === 'video')
+        setMedia(URL.createObjectURL(await m.decryptMedia(props.open.key, props.file.url, props.file.type)))
       else setFrame(await m.previewFrame(props.open.key, props.rs, cipherFile(props.file)))
       props.onShown()
     } catch (err) {
@@ -259,6 +264,22 @@ function DecryptedPreview(props: {
           {text}
         </pre>
         <CopyButton text={text} label={t('preview.copyText')} />
+      </div>
+    )
+  if (media)
+    return (
+      <div class="preview">
+        {props.kind === 'audio' ? (
+          <audio controls src={media} aria-label={props.file.name} data-testid="e2e-preview-audio" />
+        ) : (
+          <video
+            controls
+            src={media}
+            aria-label={props.file.name}
+            class="preview-video"
+            data-testid="e2e-preview-video"
+          />
+        )}
       </div>
     )
   if (frame)

@@ -57,10 +57,24 @@ export async function previewFrame(key: Uint8Array<ArrayBuffer>, rs: number, f: 
   return (await startJob({ key, files: [file], size: file.size, inline: true })).url
 }
 
-/** A text file's plaintext, decrypted here (texts are small: below the preview size). */
-export async function decryptText(key: Uint8Array<ArrayBuffer>, url: string): Promise<string> {
+/** A small file's plaintext, decrypted here (previews are at most the site's preview size). */
+async function decryptWhole(key: Uint8Array<ArrayBuffer>, url: string): Promise<Response> {
   const res = await fetch(url, { credentials: 'same-origin', cache: 'no-store' })
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`)
-  const plain = await new Response(res.body.pipeThrough(decryptStream(key))).arrayBuffer()
-  return new TextDecoder().decode(plain)
+  return new Response(res.body.pipeThrough(decryptStream(key)))
+}
+
+/** A text file's plaintext. */
+export async function decryptText(key: Uint8Array<ArrayBuffer>, url: string): Promise<string> {
+  return new TextDecoder().decode(await (await decryptWhole(key, url)).arrayBuffer())
+}
+
+/**
+ * An audio or video file's plaintext as a blob of its type, for the page's own player: a media
+ * element asks for its source again and again (ranges, seeking), which a blob answers from
+ * memory, where the worker's one-time stream could not.
+ */
+export async function decryptMedia(key: Uint8Array<ArrayBuffer>, url: string, type: string): Promise<Blob> {
+  const plain = await (await decryptWhole(key, url)).arrayBuffer()
+  return new Blob([plain], { type: type.split(';')[0]!.trim().toLowerCase() })
 }
