@@ -4,13 +4,15 @@
 // suites of core and the four apps again on the engines floor (the Node running this script: 20
 // on CI's machines). What runs where, and why, is in the README's "Tests" section.
 //
-// Phase 1 runs five lanes side by side; a lane is one `turbo run test --only --concurrency=1`
+// Phase 1 runs six lanes side by side; a lane is one `turbo run test --only --concurrency=1`
 // over some packages, whose time is mostly waiting (services starting, browsers, timeouts), so
 // five at once take far less than five in a row. Lanes cannot meet: each has its own database on
 // the same server (every test file migrates a schema of its own, but the stack and fuzz suites
 // use the services' fixed schemas and need theirs to themselves) and its own Redis logical
 // database; builds are done before (`--only`: no lane rebuilds what another runs).
-//   - pickup-share, browser suites included, on Node 24 (its suite alone is as long as the rest)
+//   - pickup-share without its browser suites, on Node 24 (its suite alone is as long as the rest)
+//   - pickup-share's browser suites, on Node 24 (a lane of their own: each is a long wait for
+//     Chromium, which beside the rest of the suite made this lane the last by minutes)
 //   - core, web-pages, design-archive, key-info and dns-manager, browser suites included, on Node 24
 //   - the launcher, Caddy, replica, fresh-clone and fuzz suites, on Node 24
 //   - the same two app lanes without the browser suites on Node 20
@@ -48,6 +50,7 @@ const OTHERS = [
 ].map((f) => `--filter=${f}`)
 const STACK = ['@quartet/stack', '@quartet/fuzz', '@quartet/deploy'].map((f) => `--filter=${f}`)
 const BROWSER_SUITES = '--testPathIgnorePatterns=/test/browser/'
+const ONLY_BROWSER_SUITES = '--testPathPatterns=/test/browser/'
 
 /**
  * The environment of a lane: its Node first on PATH and, for a lane beside others (`own` > 0),
@@ -122,7 +125,8 @@ function plan() {
       },
     ]
   const phase1 = [
-    { name: `node${image}_share`, major: image, args: SHARE },
+    { name: `node${image}_share`, major: image, args: [...SHARE, '--', BROWSER_SUITES] },
+    { name: `node${image}_share_browser`, major: image, args: [...SHARE, '--', ONLY_BROWSER_SUITES] },
     { name: `node${image}`, major: image, args: OTHERS },
     { name: `node${image}_stack`, major: image, args: STACK },
     ...floors.flatMap((major) => [
