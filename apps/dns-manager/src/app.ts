@@ -3,8 +3,8 @@ import { type Clock, systemClock } from '@quartet/core/clock'
 import { createHttpApp } from '@quartet/core/http'
 import type { KeyValueStore } from '@quartet/core/kv'
 import type { Logger } from '@quartet/core/log'
-import { createOpenApiDocument, type OperationDoc, serveOpenApi } from '@quartet/core/openapi'
-import { operationDocsOf } from '@quartet/core/operation/openapi'
+import { serveOpenApi } from '@quartet/core/openapi'
+import { operationsDocument } from '@quartet/core/operation/openapi'
 import { createRateLimiter } from '@quartet/core/rate-limit'
 import { type ErrorRequestHandler, type Express, Router } from 'express'
 import { z } from 'zod'
@@ -27,7 +27,8 @@ import { createRepository } from './store/repository.ts'
 import { cachedCredentialLookup, createPrincipalVersions, versionedStores } from './store/principal-cache.ts'
 import { cachedViews } from './store/view-cache.ts'
 import { driftMetrics } from './http/drift-metrics.ts'
-import { backOfficeOperations, registerBackOffice, SESSION_COOKIE } from './http/back-office.ts'
+import { SESSION_COOKIE } from './http/back-office/auth.ts'
+import { backOfficeOperations, registerBackOffice } from './http/back-office/register.ts'
 import { bindPeopleUseCases } from './domain/people.ts'
 import type { Mailer } from './domain/ports.ts'
 import { createMailer } from './mail/mailer.ts'
@@ -246,13 +247,9 @@ const ZErrorEnvelope = z.object({
   request_id: z.string().optional(),
 })
 
-/** OpenAPI 3.1 of the REST style, from the operations' definitions, and the back office's API. */
+/** OpenAPI 3.1 of the REST style and of the back office's API, from the operations' definitions. */
 export function openApiDocument(): Record<string, unknown> {
-  const docs: OperationDoc[] = operations.flatMap((op) =>
-    operationDocsOf(op, { errorSchema: ZErrorEnvelope }),
-  )
-  docs.push(...backOfficeOperations)
-  return createOpenApiDocument(
+  return operationsDocument(
     {
       title: 'dns-manager',
       version: VERSION,
@@ -269,6 +266,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
     },
-    docs,
+    [...operations, ...backOfficeOperations],
+    { errorSchema: ZErrorEnvelope },
   )
 }
