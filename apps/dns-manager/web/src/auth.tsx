@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiFailure, api, get, post } from './api.ts'
+import { ApiFailure, api, type Site } from './api.ts'
 import { t } from './i18n.ts'
 import { Alert, describeFailure, Field, fieldOf, Loading, PageTitle } from './ui.tsx'
 
@@ -46,7 +46,7 @@ export function SignInPage() {
         class="card"
         onSubmit={(e) =>
           run(e, async () => {
-            await post('/signin', { email, password })
+            await api.signin({ email, password })
             location.assign(nextPath())
           })
         }
@@ -90,7 +90,7 @@ export function SignInPage() {
 
 export function SignUpPage() {
   const invite = param('invite')
-  const [site, setSite] = useState<{ registration: string } | null>(null)
+  const [site, setSite] = useState<Pick<Site, 'registration'> | null>(null)
   const [email, setEmail] = useState('')
   const [sent, setSent] = useState(false)
   const { busy, error, run } = useBusy()
@@ -118,7 +118,7 @@ export function SignUpPage() {
           class="card"
           onSubmit={(e) =>
             run(e, async () => {
-              await post('/signup', invite ? { email, invite } : { email })
+              await api.signup(invite ? { email, invite } : { email })
               setSent(true)
             })
           }
@@ -159,7 +159,8 @@ export function PasswordLinkPage({ kind }: { kind: 'signup' | 'reset' }) {
   const { busy, error, run } = useBusy()
   useEffect(() => {
     if (kind === 'signup')
-      get<{ email: string }>(`/signup/link?token=${encodeURIComponent(token)}`)
+      api
+        .signupLink(token)
         .then((r) => setEmail(r.email))
         .catch(setLinkError)
   }, [])
@@ -183,10 +184,10 @@ export function PasswordLinkPage({ kind }: { kind: 'signup' | 'reset' }) {
           onSubmit={(e) =>
             run(e, async () => {
               if (kind === 'signup') {
-                await post('/signup/complete', { token, password })
+                await api.signupComplete({ token, password })
                 location.assign('/account')
               } else {
-                await post('/reset/complete', { token, password })
+                await api.resetComplete({ token, password })
                 setDone(true)
               }
             })
@@ -231,7 +232,7 @@ export function ResetRequestPage() {
           class="card"
           onSubmit={(e) =>
             run(e, async () => {
-              await post('/reset', { email })
+              await api.reset({ email })
               setSent(true)
             })
           }

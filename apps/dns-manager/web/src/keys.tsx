@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { type Account, type ApiKey, api, type NewKey, op, post, type Subdomain } from './api.ts'
+import { type Account, type ApiKey, api, type NewKey, op, type Subdomain } from './api.ts'
 import { formatDate, t } from './i18n.ts'
 import { Alert, CopyButton, describeFailure, fieldOf, Loading, PageTitle, TableWrap } from './ui.tsx'
 
@@ -104,7 +104,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
     })
   const toggle = () =>
     act(async () => {
-      await post('/account/settings', { api_access_enabled: !account.api_access_enabled })
+      await api.accountSettings({ api_access_enabled: !account.api_access_enabled })
       setMessage({
         kind: 'ok',
         text: account.api_access_enabled ? t('keys.switchedOff') : t('keys.switchedOn'),
@@ -117,7 +117,7 @@ export function KeysPage({ account, reload }: { account: Account; reload: () => 
     await act(async () => {
       try {
         const entries = allowList.split(/[\s,]+/).filter(Boolean)
-        const r = await post<{ account: Account }>('/account/settings', { ip_allow_list: entries })
+        const r = await api.accountSettings({ ip_allow_list: entries })
         setAllowList(r.account.ip_allow_list.join('\n'))
         setMessage({ kind: 'ok', text: t('keys.listSaved') })
         reload()

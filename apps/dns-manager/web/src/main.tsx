@@ -3,7 +3,7 @@ import './back-office.css'
 import { LanguageSelect } from '@quartet/web-pages/ui'
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { post } from './api.ts'
+import { api } from './api.ts'
 import { PasswordLinkPage, ResetRequestPage, SignInPage, SignUpPage } from './auth.tsx'
 import { initialLang, type Key, type Lang, LANGS, setLang, t } from './i18n.ts'
 import { KeysPage } from './keys.tsx'
@@ -103,7 +103,7 @@ function App() {
 
   const signOut = async () => {
     try {
-      await post('/signout')
+      await api.signout()
     } finally {
       location.assign('/account/signin')
     }

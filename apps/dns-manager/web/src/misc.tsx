@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiFailure, type AuditEntry, get, post } from './api.ts'
+import { ApiFailure, type AuditEntry, api } from './api.ts'
 import { formatDate, t } from './i18n.ts'
 import { Alert, describeFailure, Field, Loading, PageTitle, TableWrap } from './ui.tsx'
 
@@ -8,9 +8,8 @@ export function AuditPage() {
   const [next, setNext] = useState<string | null>(null)
   const [error, setError] = useState<unknown>(null)
   const load = (before?: string) =>
-    get<{ entries: AuditEntry[]; next_before: string | null }>(
-      `/audit?limit=50${before ? `&before=${before}` : ''}`,
-    )
+    api
+      .audit(before)
       .then((r) => {
         setEntries((e) => (before && e ? [...e, ...r.entries] : r.entries))
         setNext(r.next_before)
@@ -81,7 +80,7 @@ export function SecurityPage() {
     setError(null)
     setDone(false)
     try {
-      await post('/account/password', { current_password: current, new_password: next })
+      await api.changePassword({ current_password: current, new_password: next })
       setDone(true)
       setCurrent('')
       setNext('')
