@@ -1,7 +1,14 @@
 import { fixedClock } from '@quartet/core/clock'
-import { routesOf } from '@quartet/core/operation'
+import { type AnyOperation, publicAccess, routesOf } from '@quartet/core/operation'
 import { request } from '@quartet/core/testing'
-import { expectDocumentedAnswer, expressRoutesOf } from '@quartet/core/testing/operations'
+import {
+  expectDocumentedAnswer,
+  expectDocumentedError,
+  expressRoutesOf,
+  operationsWithoutRoute,
+  routesWithoutOperation,
+} from '@quartet/core/testing/operations'
+import { backOfficeOperations } from '../../src/http/back-office/register.ts'
 import type { DnsOperation } from '../../src/http/define.ts'
 import { dnsOperations, operationsByName } from '../../src/http/operations.ts'
 import {
@@ -13,6 +20,7 @@ import {
   unique,
   useDeps,
 } from '../helpers.ts'
+import { browserAgent, freeZone, PASSWORD, signUp, startBackOffice, tokenIn } from '../support/back-office.ts'
 import { graphqlCaller, rpcCaller } from '../support/callers.ts'
 
 const deps = useDeps()
@@ -129,5 +137,109 @@ describe('dns-manager operations', () => {
     await viaRpc('dns_records.list', { subdomain_id: again.subdomain!.id })
     const viaGraphql = await graphqlCaller(app, a)('subdomains.get', { id: again.subdomain!.id })
     operationsByName.get('subdomains.get')!.output.parse((viaGraphql as { ok: unknown }).ok)
+  })
+})
+
+describe('dns-manager back-office operations', () => {
+  const byName = new Map<string, AnyOperation>(backOfficeOperations.map((op) => [op.name, op]))
+  const isWrite = (op: AnyOperation) => op.route.method !== 'get'
+
+  it('when the app is built, then every route under /account/api is a back-office operation and every one is served', () => {
+    const { app } = buildApp(deps)
+    const api = routesWithoutOperation(app, backOfficeOperations).filter((r) =>
+      r.path.startsWith('/account/api'),
+    )
+    expect(api).toEqual([])
+    expect(operationsWithoutRoute(app, backOfficeOperations)).toEqual([])
+  })
+
+  it('when /openapi.json is read, then each back-office operation is there from its definition: output schemas, the session, CSRF', async () => {
+    const { app } = buildApp(deps)
+    const res = await request(app).get('/openapi.json').expect(200)
+    expect(res.body.components.securitySchemes.accountSession).toEqual({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'qdm_session',
+    })
+    for (const op of backOfficeOperations) {
+      const documented = res.body.paths[op.route.path.replace(/:(\w+)/g, '{$1}')][op.route.method]
+      expect(documented.operationId).toBe(op.name)
+      expect(documented.tags).toEqual(['back office'])
+      for (const status of Object.keys(op.responses))
+        expect(documented.responses[status].content['application/json'].schema).toBeDefined()
+      if (op.auth === publicAccess) expect(documented.security).toEqual([])
+      else {
+        expect(documented.security).toEqual([{ accountSession: [] }])
+        expect(documented.responses['401'].description).toContain('sign in first')
+      }
+      if (isWrite(op)) expect(documented.responses['403'].description).toContain('X-Requested-With')
+    }
+  })
+
+  it('when each back-office operation is called, then its answer parses with its documented output schema', async () => {
+    const bo = await startBackOffice(deps)
+    try {
+      const zone = await freeZone(deps)
+      const called = new Set<string>()
+      const check = (name: string, res: { status: number; body: unknown }) => {
+        called.add(name)
+        if (res.status >= 400) throw new Error(`${name}: ${JSON.stringify(res.body)}`)
+        return expectDocumentedAnswer(byName.get(name)!, res)
+      }
+      const { browser, email } = await signUp(bo)
+      const anon = browserAgent(bo.url)
+      const other = `${unique('ops')}@example.test`
+      check('signupStart', await anon.post('/account/api/signup', { email: other }))
+      const token = tokenIn((await bo.smtp.mailTo(other)).text, '/account/signup/complete')
+      check('signupLink', await anon.get(`/account/api/signup/link?token=${token}`))
+      check('signupComplete', await anon.post('/account/api/signup/complete', { token, password: PASSWORD }))
+      check('backOfficeSite', await browser.get('/account/api/site'))
+      check('account', await browser.get('/account/api/account'))
+      check('accountSettings', await browser.post('/account/api/account/settings', { ip_allow_list: [] }))
+      check('pageOperation', await browser.op('quota.get'))
+      check('pageOperation', await browser.op('subdomains.create', { subdomain: 'bo', rootdomain: zone }))
+      check('auditLog', await browser.get('/account/api/audit?limit=5'))
+      const changed = 'another long password'
+      check(
+        'changePassword',
+        await browser.post('/account/api/account/password', {
+          current_password: PASSWORD,
+          new_password: changed,
+        }),
+      )
+      check('signout', await browser.post('/account/api/signout'))
+      check('signin', await browser.post('/account/api/signin', { email, password: changed }))
+      check('resetRequest', await browser.post('/account/api/reset', { email }))
+      const reset = tokenIn((await bo.smtp.mailTo(email)).text, '/account/reset/complete')
+      check(
+        'resetComplete',
+        await browser.post('/account/api/reset/complete', { token: reset, password: PASSWORD }),
+      )
+      expect([...called].sort()).toEqual(backOfficeOperations.map((op) => op.name).sort())
+    } finally {
+      await bo.close()
+    }
+  })
+
+  it('when a back-office operation is refused for want of a session or of the CSRF header, then it documents that status', async () => {
+    const { app } = buildApp(deps)
+    for (const op of backOfficeOperations) {
+      // The one path parameter: op/:name.
+      const url = op.route.path.replace(':name', 'quota.get')
+      const send = (agent: ReturnType<typeof request>) =>
+        isWrite(op) ? agent.post(url).send({}) : agent.get(url)
+      if (op.auth !== publicAccess) {
+        const anonymous = await send(request(app))
+          .set('X-Requested-With', 'fetch')
+          .set('Sec-Fetch-Site', 'same-origin')
+        expect(anonymous.status).toBe(401)
+        expectDocumentedError(op, anonymous)
+      }
+      if (isWrite(op)) {
+        const forged = await send(request(app))
+        expect(forged.body.error.code).toBe('csrf_rejected')
+        expectDocumentedError(op, forged)
+      }
+    }
   })
 })
