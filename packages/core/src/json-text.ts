@@ -16,9 +16,14 @@ export function freezeWithJson<T extends object>(value: T): T {
   return value
 }
 
-/** The JSON bytes `freezeWithJson` kept for this very value, or undefined. */
+/**
+ * The JSON bytes `freezeWithJson` kept for this very value (or, for a WithHead, its head spliced
+ * in front of its value's), or undefined.
+ */
 export function jsonBytesOf(value: unknown): Buffer | undefined {
-  return typeof value === 'object' && value !== null ? kept.get(value) : undefined
+  if (typeof value !== 'object' || value === null) return undefined
+  if (value instanceof WithHead) return jsonWithHead(value.head, value.value)
+  return kept.get(value)
 }
 
 /**
@@ -36,16 +41,27 @@ export function jsonWithHead(head: Record<string, unknown>, value: object): Buff
 }
 
 /**
- * `{ ...head, ...value }` for a plain object `value` with no key of `head`'s. When `value` kept
- * its JSON, the result is frozen and keeps the bytes jsonWithHead splices for it, so an answer
- * made of a cached value is sent without serialising the value again (a hot route's reply);
- * serialised by JSON.stringify (res.json), it gives the same bytes.
+ * `{ ...head, ...value }` as an answer's body (a plain object `value` with no key of `head`'s),
+ * made only when it is serialised: JSON.stringify (express's res.json) calls toJSON, and a hot
+ * route sends jsonBytesOf(it), which splices in the bytes `value` kept (jsonWithHead) instead of
+ * serialising the value again. Nothing is copied or kept per request.
  */
-export function withHead<H extends Record<string, unknown>, V extends object>(head: H, value: V): H & V {
-  const joined = { ...head, ...value }
-  if (jsonBytesOf(value) === undefined) return joined
-  kept.set(Object.freeze(joined), jsonWithHead(head, value))
-  return joined
+export class WithHead<H extends Record<string, unknown>, V extends object> {
+  constructor(
+    readonly head: H,
+    readonly value: V,
+  ) {}
+
+  toJSON(): H & V {
+    return { ...this.head, ...this.value }
+  }
+}
+
+export function withHead<H extends Record<string, unknown>, V extends object>(
+  head: H,
+  value: V,
+): WithHead<H, V> {
+  return new WithHead(head, value)
 }
 
 function deepFreeze(value: object): void {
