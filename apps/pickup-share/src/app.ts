@@ -236,7 +236,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
   )
   const tus = new TusEndpoints({
     basePath: TUS_BASE_PATH,
-    locker: deps.kv instanceof RedisKeyValueStore ? new RedisLocker(deps.kv.redis) : null,
+    locker: deps.kv instanceof RedisKeyValueStore ? new RedisLocker(deps.kv) : null,
     expiryMs: tusExpiryMs,
     driver: (id) => instances.driver(id),
     logger,

@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto'
 import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils'
 import type { RedisKeyValueStore } from '@quartet/core/kv'
 
-type Redis = RedisKeyValueStore['redis']
-
 /** Renews the lease if this holder still has it; answers 1 = renewed, 2 = renewed and a release was asked for. */
 const RENEW = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -39,8 +37,9 @@ export class RedisLocker implements Locker {
   readonly acquireTimeoutMs: number
   readonly pollMs: number
 
+  /** Its commands go through the store's client under the store's deadline (a frozen Redis fails them in time). */
   constructor(
-    readonly redis: Redis,
+    readonly store: RedisKeyValueStore,
     options: RedisLockerOptions = {},
   ) {
     this.leaseMs = options.leaseMs ?? 10_000
@@ -68,22 +67,23 @@ class RedisLock implements Lock {
   }
 
   async lock(stopSignal: AbortSignal, requestRelease: RequestRelease): Promise<void> {
-    const { redis, leaseMs, acquireTimeoutMs, pollMs } = this.locker
+    const { store, leaseMs, acquireTimeoutMs, pollMs } = this.locker
+    const redis = store.redis
     const deadline = Date.now() + acquireTimeoutMs
     for (;;) {
       if (stopSignal.aborted) throw ERRORS.ERR_LOCK_TIMEOUT
-      if ((await redis.set(this.key, this.token, 'PX', leaseMs, 'NX')) === 'OK') break
+      if ((await store.deadline(redis.set(this.key, this.token, 'PX', leaseMs, 'NX'))) === 'OK') break
       // Ask the holder (on any replica) to let go, then try again shortly.
-      await redis.set(this.releaseKey, '1', 'PX', Math.max(leaseMs, pollMs * 4))
+      await store.deadline(redis.set(this.releaseKey, '1', 'PX', Math.max(leaseMs, pollMs * 4)))
       if (Date.now() >= deadline) throw ERRORS.ERR_LOCK_TIMEOUT
       await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, 100)))
     }
     // A release request left for an earlier holder is not meant for this one.
-    await redis.del(this.releaseKey)
+    await store.deadline(redis.del(this.releaseKey))
     let asked = false
     this.timer = setInterval(() => {
-      redis
-        .eval(RENEW, 2, this.key, this.releaseKey, this.token, String(leaseMs))
+      store
+        .deadline(redis.eval(RENEW, 2, this.key, this.releaseKey, this.token, String(leaseMs)))
         .then((answer: unknown) => {
           if (Number(answer) === 2 && !asked) {
             asked = true
@@ -101,6 +101,7 @@ class RedisLock implements Lock {
   async unlock(): Promise<void> {
     if (this.timer) clearInterval(this.timer)
     this.timer = null
-    await this.locker.redis.eval(RELEASE, 2, this.key, this.releaseKey, this.token)
+    const { store } = this.locker
+    await store.deadline(store.redis.eval(RELEASE, 2, this.key, this.releaseKey, this.token))
   }
 }

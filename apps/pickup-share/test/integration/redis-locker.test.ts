@@ -28,8 +28,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describeWhen({ env: ['REDIS_URL'] }, 'RedisLocker (tus Locker shared by replicas)', () => {
   it('when another replica asks for a held lock, then the holder is asked to release it and the lock moves over', async () => {
-    const a = new RedisLocker(one.redis, { pollMs: 50 })
-    const b = new RedisLocker(two.redis, { pollMs: 50 })
+    const a = new RedisLocker(one, { pollMs: 50 })
+    const b = new RedisLocker(two, { pollMs: 50 })
     const held = a.newLock('upload-1')
     let asked = 0
     await held.lock(never, async () => {
@@ -46,8 +46,8 @@ describeWhen({ env: ['REDIS_URL'] }, 'RedisLocker (tus Locker shared by replicas
   })
 
   it('when the holder does not let go, then the other request gives up with ERR_LOCK_TIMEOUT', async () => {
-    const a = new RedisLocker(one.redis, { pollMs: 50 })
-    const b = new RedisLocker(two.redis, { pollMs: 50, acquireTimeoutMs: 400 })
+    const a = new RedisLocker(one, { pollMs: 50 })
+    const b = new RedisLocker(two, { pollMs: 50, acquireTimeoutMs: 400 })
     const held = a.newLock('upload-2')
     await held.lock(never, () => {})
     await expect(b.newLock('upload-2').lock(never, () => {})).rejects.toBe(ERRORS.ERR_LOCK_TIMEOUT)
@@ -57,11 +57,11 @@ describeWhen({ env: ['REDIS_URL'] }, 'RedisLocker (tus Locker shared by replicas
   it('when a holder dies without unlocking, then its lease runs out and another replica takes the lock', async () => {
     const dead = RedisKeyValueStore.connect(url!, prefix, 2000)
     await dead.ping()
-    const a = new RedisLocker(dead.redis, { leaseMs: 300, pollMs: 50 })
+    const a = new RedisLocker(dead, { leaseMs: 300, pollMs: 50 })
     await a.newLock('upload-3').lock(never, () => {})
     // The process is gone: no renewals, no unlock.
     dead.redis.disconnect()
-    const b = new RedisLocker(two.redis, { pollMs: 50, acquireTimeoutMs: 3000 })
+    const b = new RedisLocker(two, { pollMs: 50, acquireTimeoutMs: 3000 })
     const started = Date.now()
     const lock = b.newLock('upload-3')
     await lock.lock(never, () => {})
@@ -70,7 +70,7 @@ describeWhen({ env: ['REDIS_URL'] }, 'RedisLocker (tus Locker shared by replicas
   })
 
   it('when 20 requests on two replicas contend for one upload, then never two hold it at once', async () => {
-    const lockers = [new RedisLocker(one.redis, { pollMs: 20 }), new RedisLocker(two.redis, { pollMs: 20 })]
+    const lockers = [new RedisLocker(one, { pollMs: 20 }), new RedisLocker(two, { pollMs: 20 })]
     let holders = 0
     let most = 0
     let done = 0

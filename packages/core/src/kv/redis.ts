@@ -98,8 +98,9 @@ export class RedisKeyValueStore implements KeyValueStore {
     return new RedisKeyValueStore(
       new Redis(url, {
         keyPrefix,
-        // The command deadline is the store's own (watch), not ioredis's commandTimeout, whose
-        // timer fires before the answer that arrived while the process was busy is read.
+        // The command deadline is the store's own (watch, lateDeadline), not ioredis's
+        // commandTimeout, whose timer fires before an answer that arrived while the process was
+        // busy is read. Callers of the raw client run their commands through `deadline`.
         // Commands never wait for a connection (no offline queue), so connecting may take its time.
         connectTimeout: 5000,
         maxRetriesPerRequest: 0,
@@ -302,6 +303,15 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   private readonly commandTimeoutMs: number | undefined
 
+  /**
+   * A command of the raw client (`redis`) under the store's deadline and pause, as the store's
+   * own commands are: for a caller that needs a command the store has no method for
+   * (pickup-share's tus lock). A client made by `connect` has no other deadline.
+   */
+  deadline<T>(command: Promise<T>): Promise<T> {
+    return this.watch(command)
+  }
+
   /** A command under the store's deadline (commandTimeoutMs); one that times out pauses the store. */
   private watch<T>(command: Promise<T>): Promise<T> {
     const timeoutMs = this.commandTimeoutMs
@@ -358,7 +368,8 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   async close(): Promise<void> {
     if (this.ownsClient && this.redis.status !== 'end')
-      await this.redis.quit().catch(() => this.redis.disconnect())
+      // Under the deadline: a frozen Redis must not hold a shutdown.
+      await this.watch(this.redis.quit()).catch(() => this.redis.disconnect())
   }
 }
 
