@@ -364,6 +364,18 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
       }
     })
 
+    it('when the process is busy past the first-connection wait right after it connects, then its first command still goes through', async () => {
+      const kv = RedisKeyValueStore.connect(redis.url, `${uniqueName('deadline')}:`, 300)
+      try {
+        // Nothing of the connection has been read yet when the wait (2 s) runs out.
+        const until = Date.now() + 2300
+        while (Date.now() < until);
+        await expect(kv.set('first', '1')).resolves.toBeUndefined()
+      } finally {
+        await kv.close()
+      }
+    })
+
     it('when Redis is stopped, then commands fail at once as 503 (no offline queue), and recover when it is back', async () => {
       const kv = RedisKeyValueStore.connect(redis.url, `${uniqueName('deadline')}:`, 300)
       try {

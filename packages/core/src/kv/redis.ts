@@ -397,11 +397,19 @@ function firstConnection(
     redis.status === 'ready'
       ? undefined
       : new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, timeoutMs)
-          timer.unref()
-          redis.once('ready', () => {
-            clearTimeout(timer)
+          let timer: NodeJS.Timeout | undefined
+          const ready = () => {
+            if (timer) clearTimeout(timer)
             resolve()
+          }
+          redis.once('ready', ready)
+          // Judged after the loop has read its sockets (lateDeadline): a process busy through
+          // the wait (a CLI's first query) would otherwise give up on a connection that came
+          // meanwhile. One whose socket is up and whose ready check is under way ('connect')
+          // gets as long again.
+          timer = lateDeadline(timeoutMs, () => {
+            if (redis.status !== 'connect') return ready()
+            timer = lateDeadline(timeoutMs, ready)
           })
         }).then(() => {
           pending = undefined
