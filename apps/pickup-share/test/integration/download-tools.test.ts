@@ -194,7 +194,11 @@ describeWhen(ARIA2C, 'aria2c: a whole-file GET, then parallel ranges', () => {
         `${name}.2`,
         s.url,
       ])
-      expect(again.exit).toBe(0)
+      // What aria2c said, when it failed (the status it met).
+      expect({ exit: again.exit, said: again.exit ? again.stderr + again.stdout : '' }).toEqual({
+        exit: 0,
+        said: '',
+      })
       expect(await remaining(s.code)).toBe('used up')
     },
   )
