@@ -17,15 +17,12 @@ import type {
 import { FileRangeStream } from './file-range-stream.ts'
 import { putLimit } from './limit.ts'
 import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
+import { type ServiceUpload, servicePutPermission } from './service-upload.ts'
 
-export interface BlobDriverOptions {
+export interface BlobDriverOptions extends ServiceUpload {
   /** Folder holding the objects; created when missing. */
   dir: string
   instance?: string
-  /** Signs a client-direct upload permission (the HMAC token of PUT /api/blob/upload). */
-  signUpload: (claims: { instance: string } & IssueUploadInput) => string
-  /** Where browsers send the PUT, e.g. `/api/blob/upload`. */
-  uploadUrl: string
 }
 
 const TMP = '.tmp'
@@ -70,12 +67,7 @@ export class BlobDriver implements StorageDriver {
 
   async issueUpload(input: IssueUploadInput): Promise<UploadPermission> {
     this.resolve(input.pathname)
-    const token = this.options.signUpload({ instance: this.instance, ...input })
-    return {
-      url: this.options.uploadUrl,
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream', 'x-upload-token': token },
-    }
+    return servicePutPermission(this.options, { instance: this.instance, ...input })
   }
 
   async put(

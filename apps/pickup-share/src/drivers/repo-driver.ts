@@ -18,6 +18,7 @@ import { putLimit } from './limit.ts'
 import { isOutOfSpace, outOfSpace } from './out-of-space.ts'
 import type { MirrorSelector } from './mirrors.ts'
 import { RepoCommits } from './repo-commits.ts'
+import { type ServiceUpload, servicePutPermission } from './service-upload.ts'
 import { BlobVerifier, sliceStream } from './repo-read.ts'
 
 /** Where the store remembers which commit holds each file (a table in Postgres). */
@@ -28,7 +29,7 @@ export interface RepoIndex {
   list(): Promise<RepoObjectRecord[]>
 }
 
-export interface RepoDriverOptions {
+export interface RepoDriverOptions extends ServiceUpload {
   instance?: string
   /** Smart-HTTP remote (https://github.com/acme/drop.git); never with credentials in it. */
   remoteUrl: string
@@ -45,9 +46,6 @@ export interface RepoDriverOptions {
   index: RepoIndex
   mirrors: MirrorSelector | null
   logger: Logger
-  /** Where browsers send the file (our own server: the token never leaves it). */
-  uploadUrl: string
-  signUpload: (claims: { instance: string } & IssueUploadInput) => string
   /** Pushes retried after a non-fast-forward rejection (another writer got there first). */
   maxPushAttempts?: number | undefined
 }
@@ -151,12 +149,7 @@ export class RepoDriver implements StorageDriver {
     this.checkPath(input.pathname)
     const maxBytes =
       input.maxBytes === null ? this.maxObjectBytes : Math.min(input.maxBytes, this.maxObjectBytes)
-    const token = this.options.signUpload({ instance: this.instance, ...input, maxBytes })
-    return {
-      url: this.options.uploadUrl,
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream', 'x-upload-token': token },
-    }
+    return servicePutPermission(this.options, { instance: this.instance, ...input, maxBytes })
   }
 
   async put(
