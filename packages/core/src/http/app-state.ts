@@ -77,11 +77,7 @@ export function requestListener(app: Express): RequestListener {
   const withAnswers = app as WithAnswers
   const existing = withAnswers[LISTENER]
   if (existing) return existing
-  const answers = (withAnswers[FIRST_ANSWERS] ??= [])
-  const listener: RequestListener = (req, res) => {
-    for (let i = 0; i < answers.length; i++) if (answers[i]!(req, res)) return
-    app(req as never, res as never)
-  }
+  const listener = answersBeforeExpressOnly(app, app as unknown as RequestListener)
   withAnswers[LISTENER] = listener
   return listener
 }
