@@ -16,23 +16,29 @@ function comparable(headers: Record<string, string>) {
   return rest
 }
 
+/** An account with one subdomain holding one A record. */
+async function accountWithRecord() {
+  const { app } = buildApp(deps)
+  const zone = `${unique('hot')}.test`
+  await addZone(deps, zone)
+  const a = await createAccount(deps)
+  const made = await request(app)
+    .post('/rest/subdomains')
+    .set(a.headers)
+    .send({ subdomain: 'www1', rootdomain: zone })
+    .expect(201)
+  const id = made.body.subdomain.id as number
+  const record = await request(app)
+    .post(`/rest/subdomains/${id}/records`)
+    .set(a.headers)
+    .send({ type: 'A', name: 'h', content: '8.8.4.4' })
+    .expect(201)
+  return { app, a, id, recordId: record.body.dns_record.id as number }
+}
+
 describe('REST reads before express', () => {
   it('when each read is asked on its exact path and through express, then status, headers and body agree, under both prefixes', async () => {
-    const { app } = buildApp(deps)
-    const zone = `${unique('hot')}.test`
-    await addZone(deps, zone)
-    const a = await createAccount(deps)
-    const made = await request(app)
-      .post('/rest/subdomains')
-      .set(a.headers)
-      .send({ subdomain: 'www1', rootdomain: zone })
-      .expect(201)
-    const id = made.body.subdomain.id as number
-    await request(app)
-      .post(`/rest/subdomains/${id}/records`)
-      .set(a.headers)
-      .send({ type: 'A', name: 'h', content: '8.8.4.4' })
-      .expect(201)
+    const { app, a, id } = await accountWithRecord()
 
     const reads: Array<['get' | 'post', string]> = [
       ['get', '/rest/quota'],
@@ -91,22 +97,8 @@ describe('REST reads before express', () => {
   })
 
   it('when every hot read is sent before express and to express alone (core hotReadAnswers), then the answers agree, under both prefixes', async () => {
-    const { app } = buildApp(deps)
-    const zone = `${unique('hot')}.test`
-    await addZone(deps, zone)
-    const a = await createAccount(deps)
+    const { app, a, id, recordId } = await accountWithRecord()
     const other = await createAccount(deps)
-    const made = await request(app)
-      .post('/rest/subdomains')
-      .set(a.headers)
-      .send({ subdomain: 'www1', rootdomain: zone })
-      .expect(201)
-    const id = made.body.subdomain.id as number
-    const record = await request(app)
-      .post(`/rest/subdomains/${id}/records`)
-      .set(a.headers)
-      .send({ type: 'A', name: 'h', content: '8.8.4.4' })
-      .expect(201)
     const reads: Array<[string, string, Record<string, string>]> = [
       ['auth.verify', '/rest/auth/verify', a.headers],
       ['quota.get', '/rest/quota', a.headers],
@@ -115,7 +107,7 @@ describe('REST reads before express', () => {
       ['subdomains.get', `/rest/subdomains/${id}`, a.headers],
       ['subdomains.get', `/rest/subdomains/${id}`, other.headers],
       ['dns_records.list', `/rest/subdomains/${id}/records`, a.headers],
-      ['dns_records.get', `/rest/subdomains/${id}/records/${record.body.dns_record.id}`, a.headers],
+      ['dns_records.get', `/rest/subdomains/${id}/records/${recordId}`, a.headers],
       ['dns_records.get', `/rest/subdomains/${id}/records/0x1`, a.headers],
       ['keys.list', '/rest/keys', a.headers],
       ['whois.lookup', '/rest/whois', a.headers],
