@@ -20,3 +20,16 @@ export function fixedClock(
     },
   }
 }
+
+/**
+ * A deadline that fires `ms` after now, once the event loop has also read what arrived meanwhile:
+ * when the timer is due, `onLate` waits for the loop's next check phase (setImmediate), which
+ * comes after its poll phase has read the sockets. A process that was busy (a long GC, a starved
+ * CPU) past the deadline sees its timers before its sockets, and would otherwise fail an answer
+ * that is already there. Unref'd: it keeps no process alive. Cancel with clearTimeout.
+ */
+export function lateDeadline(ms: number, onLate: () => void): NodeJS.Timeout {
+  const timer = setTimeout(() => setImmediate(onLate), ms)
+  timer.unref()
+  return timer
+}

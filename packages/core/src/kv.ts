@@ -4,12 +4,8 @@ import { RedisKeyValueStore } from './kv/redis.ts'
 
 export { MemoryKeyValueStore } from './kv/memory.ts'
 export type { KeyValueStore, WindowHit } from './kv/port.ts'
-export {
-  DEFAULT_COMMAND_TIMEOUT_MS,
-  lateDeadline,
-  RedisKeyValueStore,
-  type RedisKeyValueStoreOptions,
-} from './kv/redis.ts'
+export { lateDeadline } from './clock.ts'
+export { DEFAULT_COMMAND_TIMEOUT_MS, RedisKeyValueStore, type RedisKeyValueStoreOptions } from './kv/redis.ts'
 
 /**
  * Redis when a URL is configured, else memory (single node only; the caller logs that). The

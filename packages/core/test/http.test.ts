@@ -4,6 +4,7 @@ import express, { type Express } from 'express'
 import { request } from '../src/testing.ts'
 import { ApiError } from '../src/errors.ts'
 import { once } from 'node:events'
+import { Worker } from 'node:worker_threads'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import {
   answerBeforeExpress,
@@ -207,6 +208,46 @@ describe('createHttpApp', () => {
 
         expect(res.status).toBe(503)
         expect(res.body.checks).toEqual({ database: 'unreachable' })
+      })
+
+      it('when this process is busy past the deadline while the dependency’s answer arrives, then /readyz is 200 ok: the process’s own lateness is not the dependency’s', async () => {
+        // The dependency: a TCP server on a thread of its own, which answers while this one is busy.
+        const peer = new Worker(
+          `const net = require('node:net'), { parentPort } = require('node:worker_threads')
+           const server = net.createServer((s) => s.on('data', () => s.write('pong')))
+           server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port))`,
+          { eval: true },
+        )
+        try {
+          const [port] = (await once(peer, 'message')) as [number]
+          const socket = net.connect(port, '127.0.0.1')
+          await once(socket, 'connect')
+          const { app } = buildApp({
+            readinessTimeoutMs: 100,
+            readiness: {
+              database: async () => {
+                const answer = once(socket, 'data')
+                socket.write('ping')
+                // Asked, then this thread held for three deadlines: the answer waits in the socket.
+                const until = Date.now() + 300
+                while (Date.now() < until);
+                await answer
+              },
+            },
+          })
+          const server = await startTestServer(app)
+          try {
+            const res = await fetch(`${server.url}/readyz`)
+
+            expect(res.status).toBe(200)
+            expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok' } })
+          } finally {
+            socket.destroy()
+            await server.close()
+          }
+        } finally {
+          await peer.terminate()
+        }
       })
     })
 

@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express'
+import { lateDeadline } from '../clock.ts'
 import { isDraining } from './app-state.ts'
 
 /**
@@ -63,12 +64,17 @@ export function readinessHandler(checks: Record<string, ReadinessCheck>, timeout
 
 class TimeoutError extends Error {}
 
+/**
+ * The check's deadline is judged after the event loop has read its sockets (lateDeadline): a
+ * process busy past it (a long GC, a CPU shared with other work) would otherwise call a ping late
+ * whose answer was already there, and readiness would flap with the process's own load.
+ */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   return Promise.race([
     promise,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`timed out after ${ms} ms`)), ms)
+      timer = lateDeadline(ms, () => reject(new TimeoutError(`timed out after ${ms} ms`)))
     }),
   ]).finally(() => clearTimeout(timer))
 }

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis'
+import { lateDeadline } from '../clock.ts'
 import type { KeyValueStore, WindowHit } from './port.ts'
 import { integer, positive } from './numbers.ts'
 import { DECR_IF_POSITIVE, HIT_WINDOWS, INCR_WITH_TTL } from './redis-scripts.ts'
@@ -374,19 +375,6 @@ export class RedisKeyValueStore implements KeyValueStore {
 }
 
 // --- memory -------------------------------------------------------------------------------------
-
-/**
- * A deadline that fires `ms` after now, once the event loop has also read what arrived meanwhile:
- * when the timer is due, `onLate` waits for the loop's next check phase (setImmediate), which
- * comes after its poll phase has read the sockets. A process that was busy (a long GC, a starved
- * CPU) past the deadline sees its timers before its sockets, and would otherwise fail an answer
- * that is already there. Unref'd: it keeps no process alive. Cancel with clearTimeout.
- */
-export function lateDeadline(ms: number, onLate: () => void): NodeJS.Timeout {
-  const timer = setTimeout(() => setImmediate(onLate), ms)
-  timer.unref()
-  return timer
-}
 
 /** Resolves once the client is first ready, or after `timeoutMs`, whichever comes first. */
 function firstConnection(
