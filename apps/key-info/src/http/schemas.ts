@@ -16,7 +16,13 @@ export const ZDataRegions = z
   .refine((a) => new Set(a).size === a.length, 'must not repeat a region')
 
 /** An ISO 8601 timestamp in UTC (`Z`), e.g. 2027-01-01T00:00:00Z. */
-export const ZUtcTimestamp = z.iso.datetime({ message: 'must be an ISO 8601 UTC timestamp ending in Z' })
+/**
+ * An ISO 8601 UTC timestamp of the years 0001–9999. Year 0000 is valid ISO (1 BC) and a valid
+ * JavaScript Date, but Postgres has no year 0: it would fail the insert, not the request.
+ */
+export const ZUtcTimestamp = z.iso
+  .datetime({ message: 'must be an ISO 8601 UTC timestamp ending in Z' })
+  .refine((v) => !v.startsWith('0000-'), 'must lie in the years 0001 to 9999')
 
 export const ZKeyHash = z
   .string()

@@ -205,6 +205,10 @@ describe('POST /api/v1/usage', () => {
         'a non-UTC occurred_at',
         (h) => ({ events: [{ ...valid(h), occurred_at: '2026-11-22T10:00:00+02:00' }] }),
       ],
+      [
+        'an occurred_at in the year 0000, which Postgres has not',
+        (h) => ({ events: [valid(h), { ...valid(h), id: 'b', occurred_at: '0000-06-01T00:00:00Z' }] }),
+      ],
       ['an empty batch', () => ({ events: [] })],
       ['events that is not an array', (h) => ({ events: valid(h) })],
       [
