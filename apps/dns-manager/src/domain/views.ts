@@ -36,10 +36,15 @@ export const addYears = (d: Date, years: number) => {
   r.setUTCFullYear(r.getUTCFullYear() + years)
   return r
 }
+
+/** The largest id a row can have (Postgres `integer`). */
+const MAX_ID = 2_147_483_647
+
 export const cursorOf = (id: number | undefined) => (id === undefined ? null : String(id))
 export function afterId(cursor: string | undefined): number {
   if (cursor === undefined || cursor === '') return 0
-  if (!/^\d{1,10}$/.test(cursor))
+  // Ids are Postgres integers: a number past the largest was never a page's last id.
+  if (!/^\d{1,10}$/.test(cursor) || Number(cursor) > MAX_ID)
     throw new ApiError('bad_request', 'cursor: is not a cursor from a previous page', { field: 'cursor' })
   return Number(cursor)
 }

@@ -144,6 +144,51 @@ describe('subdomains: create, read, quota and balance', () => {
     await request(app).get('/rest/subdomains').query({ cursor: 'x' }).set(a.headers).expect(400)
   })
 
+  it('when a cursor is a number past the largest id (a Postgres integer), then every style answers 400 bad_request, not 500', async () => {
+    const { app } = buildApp(deps)
+    const root = await zone()
+    const a = await createAccount(deps, { quota: 5 })
+    const s = (
+      await request(app)
+        .post('/rest/subdomains')
+        .set(a.headers)
+        .send({ subdomain: 'big', rootdomain: root })
+        .expect(201)
+    ).body.subdomain
+    for (const cursor of ['2147483648', '9999999999']) {
+      for (const path of ['/rest/subdomains', `/rest/subdomains/${s.id}/records`]) {
+        const res = await request(app).get(path).query({ cursor }).set(a.headers)
+        expect({ path, status: res.status, code: res.body.error?.code }).toEqual({
+          path,
+          status: 400,
+          code: 'bad_request',
+        })
+      }
+      const rpc = await request(app)
+        .post('/rpc')
+        .set(a.headers)
+        .send([
+          { jsonrpc: '2.0', id: 1, method: 'subdomains.list', params: { cursor } },
+          { jsonrpc: '2.0', id: 2, method: 'dns_records.list', params: { subdomain_id: s.id, cursor } },
+        ])
+      expect(
+        rpc.body.map((r: { error?: { data?: { error_code?: string } } }) => r.error?.data?.error_code),
+      ).toEqual(['bad_request', 'bad_request'])
+      const gql = await request(app)
+        .post('/graphql')
+        .set(a.headers)
+        .send({ query: `{ subdomains(cursor: "${cursor}") { next_cursor } }` })
+      expect(gql.body.errors?.[0]?.extensions?.code).toBe('bad_request')
+    }
+    // The largest id itself is a cursor: past every row, an empty page.
+    const last = await request(app)
+      .get('/rest/subdomains')
+      .query({ cursor: '2147483647' })
+      .set(a.headers)
+      .expect(200)
+    expect(last.body).toEqual({ success: true, subdomains: [], next_cursor: null })
+  })
+
   it('when 10 creates race for the last 2 quota slots, then exactly 2 succeed and the rest are 429 quota_exceeded', async () => {
     const { app } = buildApp(deps)
     const root = await zone()
