@@ -69,20 +69,34 @@ export function validHost(host: string | undefined): boolean {
   }
 }
 
-/** GET: `query`, `variables` and `extensions` (JSON) from the query string; POST: the JSON body. */
-export function requestParams(req: Request): TGraphQLParams {
-  if (req.method === 'POST') return bodyParams(req.body)
-  const raw: Record<string, unknown> = { ...(req.query as Record<string, unknown>) }
-  for (const name of ['variables', 'extensions'] as const) {
-    const value = raw[name]
-    if (value === '') delete raw[name]
-    if (typeof value !== 'string' || value === '') continue
-    if (jsonNestsDeeperThan(value))
+const GET_JSON_PARAMS = ['variables', 'extensions'] as const
+
+/**
+ * A GET's JSON parameters nested no deeper than core's limit for every JSON body, counted on the
+ * text: checked before credentials, as a POST body's depth is (README, "Order of checks").
+ */
+export function checkGetJsonDepth(req: Request): void {
+  if (req.method !== 'GET') return
+  for (const name of GET_JSON_PARAMS) {
+    const value = (req.query as Record<string, unknown>)[name]
+    if (typeof value === 'string' && jsonNestsDeeperThan(value))
       throw new ApiError(
         'bad_request',
         `${name}: nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
         { field: name, max_depth: MAX_JSON_DEPTH },
       )
+  }
+}
+
+/** GET: `query`, `variables` and `extensions` (JSON) from the query string; POST: the JSON body. */
+export function requestParams(req: Request): TGraphQLParams {
+  if (req.method === 'POST') return bodyParams(req.body)
+  checkGetJsonDepth(req)
+  const raw: Record<string, unknown> = { ...(req.query as Record<string, unknown>) }
+  for (const name of GET_JSON_PARAMS) {
+    const value = raw[name]
+    if (value === '') delete raw[name]
+    if (typeof value !== 'string' || value === '') continue
     try {
       raw[name] = JSON.parse(value)
     } catch {

@@ -9,6 +9,7 @@ import {
   type GraphQLRequest,
   type GraphQLSetup,
   requestIdOf,
+  checkGetJsonDepth,
   requestParams,
   validHost,
 } from './graphql-request.ts'
@@ -110,6 +111,7 @@ export function createYogaServers(
         throw new ApiError('method_not_allowed', 'GraphQL takes GET and POST', undefined, {
           headers: { Allow: 'GET, POST' },
         })
+      checkGetJsonDepth(req)
       if (req.method === 'POST') {
         const json = req.is('application/json')
         if (json === null) throw new ApiError('bad_request', 'a POST needs a JSON body')

@@ -100,16 +100,26 @@ describe('JSON nested deeper than core allows (issue 48)', () => {
     })
   })
 
-  it('when GET /graphql carries variables nesting 3000 deep, then 400 bad_request naming variables and the limit', async () => {
-    const res = await request(app)
-      .get(`/graphql?query=${encodeURIComponent('{ quota { balance_cents } }')}&variables=${deepArray(3000)}`)
-      .set(account.headers)
-    expect(res.status).toBe(400)
-    expect(res.body.errors[0].extensions).toMatchObject({
-      code: 'bad_request',
-      details: { field: 'variables', max_depth: 64 },
-    })
-  })
+  it.each([
+    ['with credentials', () => account.headers],
+    ['anonymously (checked before credentials, as a POST body is)', () => ({})],
+  ])(
+    'when GET /graphql carries variables or extensions nesting 3000 deep %s, then 400 bad_request naming the parameter and the limit',
+    async (_label, headers) => {
+      for (const name of ['variables', 'extensions']) {
+        const res = await request(app)
+          .get(
+            `/graphql?query=${encodeURIComponent('{ quota { balance_cents } }')}&${name}=${deepArray(3000)}`,
+          )
+          .set(headers())
+        expect(res.status).toBe(400)
+        expect(res.body.errors[0].extensions).toMatchObject({
+          code: 'bad_request',
+          details: { field: name, max_depth: 64 },
+        })
+      }
+    },
+  )
 
   it('when a body nests exactly 64 deep, then it is read as usual (the limit is inclusive)', async () => {
     const res = await request(app)
