@@ -12,7 +12,7 @@ import { designArchiveOpenApi, mountDocumentOperations } from './http/operations
 import type { Db } from './store/db.ts'
 
 export interface AppDeps {
-  config: Pick<TConfig, 'TRUST_PROXY' | 'BODY_LIMIT' | 'METRICS_TOKEN'> &
+  config: Pick<TConfig, 'TRUST_PROXY' | 'METRICS_TOKEN'> &
     Partial<Pick<TConfig, 'CACHE_CONTROL' | 'DOCUMENT_ACCESS_LOG'>>
   logger: Logger
   db: Db
@@ -32,7 +32,8 @@ export function createApp(deps: AppDeps): Express {
       logger: deps.logger,
       envelope: 'code',
       trustProxy: deps.config.TRUST_PROXY,
-      bodyLimit: deps.config.BODY_LIMIT,
+      // Documents are read-only: no request body is read (a POST is 405, whatever it carries).
+      bodyLimit: false,
       metricsToken: deps.config.METRICS_TOKEN,
       readiness: {
         // Documents are served from memory: only a loaded release is needed. The database is

@@ -39,8 +39,12 @@ export interface HttpAppOptions {
   envelope: EnvelopeStyle
   /** Express `trust proxy`: a hop count or CIDR list (config's zTrustProxy). */
   trustProxy: number | string[]
-  /** JSON body limit, e.g. "1mb". */
-  bodyLimit?: string
+  /**
+   * JSON body limit, e.g. "1mb". `false`: the service takes no request bodies, so none is read or
+   * parsed, and a request with one meets the routes as it is (a read-only resource answers 405
+   * to a POST, whatever its body, rather than 400 for JSON it would never have read).
+   */
+  bodyLimit?: string | false
   /** What the service needs to serve (see ReadinessCheck); only these go in /readyz. */
   readiness?: Record<string, ReadinessCheck>
   /**
@@ -156,7 +160,8 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: Express) => 
         .send(await metrics.metrics())
     })
 
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyJsonBody }))
+  if (options.bodyLimit !== false)
+    app.use(express.json({ limit: options.bodyLimit ?? '1mb', verify: verifyJsonBody }))
   app.use(wellFormedInput())
 
   mount(app)

@@ -38,7 +38,7 @@ beforeAll(async () => {
   releases = new ReleaseCache(repository)
   await releases.refresh()
   app = createApp({
-    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb', CACHE_CONTROL: 'public, max-age=60' },
+    config: { TRUST_PROXY: ['loopback'], CACHE_CONTROL: 'public, max-age=60' },
     logger: silentLogger(),
     db: deps.db,
     kv: deps.kv,
@@ -356,6 +356,24 @@ describe('CORS preflight, methods and unknown documents', () => {
   )
 
   it.each([
+    ['malformed JSON', '{"a":'],
+    ['JSON nested 10,000 deep', '['.repeat(10_000) + ']'.repeat(10_000)],
+    ['a body past the 1 MB every other service reads', 'x'.repeat(2 * 1024 * 1024)],
+  ])(
+    'when a POST to a document carries %s, then 405 with Allow: the method is refused, the body never read',
+    async (_label, body) => {
+      const res = await fetch(`${server.url}${path('manifest.json')}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      })
+      expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed')
+    },
+  )
+
+  it.each([
     '/design-api/v1/nope.json',
     '/design-api/v1/manifest',
     '/design-api/v1/manifest.json/',
@@ -439,7 +457,7 @@ describe('OpenAPI and an empty cache', () => {
 
   it('when no release has been loaded yet, then documents answer 503 and readiness fails', async () => {
     const empty = createApp({
-      config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+      config: { TRUST_PROXY: ['loopback'] },
       logger: silentLogger(),
       db: deps.db,
       kv: deps.kv,
@@ -461,7 +479,6 @@ describe('the fast path', () => {
     createApp({
       config: {
         TRUST_PROXY: ['loopback'],
-        BODY_LIMIT: '1mb',
         CACHE_CONTROL: 'public, max-age=60',
         DOCUMENT_ACCESS_LOG: accessLog,
       },

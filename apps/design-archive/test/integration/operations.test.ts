@@ -23,7 +23,7 @@ const VERSION = 'ops-1.0.0'
 const appWithout = (fastPath: boolean) => {
   const releases = new ReleaseCache(createReleaseRepository(deps.db, deps.database.schema))
   const app = createApp({
-    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb', DOCUMENT_ACCESS_LOG: !fastPath },
+    config: { TRUST_PROXY: ['loopback'], DOCUMENT_ACCESS_LOG: !fastPath },
     logger: silentLogger(),
     db: deps.db,
     kv: deps.kv,

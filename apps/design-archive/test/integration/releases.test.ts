@@ -42,7 +42,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
 
 const appServing = (releases: ReleaseCache) =>
   createApp({
-    config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+    config: { TRUST_PROXY: ['loopback'] },
     logger: silentLogger(),
     db: deps.db,
     kv: deps.kv,

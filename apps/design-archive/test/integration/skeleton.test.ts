@@ -66,7 +66,7 @@ describe('design-archive skeleton', () => {
     const releases = new ReleaseCache(repository)
     await releases.refresh()
     const app = createApp({
-      config: { TRUST_PROXY: ['loopback'], BODY_LIMIT: '1mb' },
+      config: { TRUST_PROXY: ['loopback'] },
       logger: silentLogger(),
       db: deps.db,
       kv: deps.kv,

@@ -176,8 +176,8 @@ export interface HotRoutesSetup {
   envelope: EnvelopeStyle
   /** The security headers every answer carries (helmet's, worked out once). */
   securityHeaders: ReadonlyArray<readonly [string, string]>
-  /** The JSON body limit, as express.json is given it ("1mb"). */
-  bodyLimit: string
+  /** The JSON body limit, as express.json is given it ("1mb"); false: no route takes a body. */
+  bodyLimit: string | false
   /** Express's `trust proxy` function, for the client address in the log line. */
   trust: Parameters<typeof proxyaddr>[1]
   /** Counts an answer in the pipeline's request metrics (HttpApp.observe). */
@@ -222,7 +222,7 @@ export function hotRoutesAnswer(setup: HotRoutesSetup): FirstAnswer {
   const { trust, observe } = setup
   // The express pipeline's order: request id (its value per request), the security headers.
   const first = firstLines(setup.securityHeaders)
-  const bodyLimit = parseByteLimit(setup.bodyLimit)
+  const bodyLimit = setup.bodyLimit === false ? undefined : parseByteLimit(setup.bodyLimit)
   const jsonBodies = new JsonBodies()
   const serveHot = async (
     route: HotRoute,
