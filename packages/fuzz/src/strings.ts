@@ -39,7 +39,11 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
       '9223372036854775808',
       '2147483648',
       '-2147483649',
+      '9999999999',
       'NaN',
+      // A timestamp JavaScript reads and Postgres has no year for, and the last one it has.
+      '0000-06-01T00:00:00Z',
+      '9999-12-31T23:59:59.999Z',
       '0x10',
       'café.txt',
       '文件.txt',

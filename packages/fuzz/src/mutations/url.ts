@@ -12,6 +12,9 @@ export function queryMutations(
   return fc.oneof(
     fc.tuple(names, nastyUrlPiece).map(([n, v]) => mutation(`?${n}=${short(v)}`, (d) => setQuery(d, n, v))),
     fc
+      .tuple(names, fc.constantFrom(...numericEdges))
+      .map(([n, v]) => mutation(`?${n}=${v}`, (d) => setQuery(d, n, v))),
+    fc
       .tuple(names, fc.oneof(nastyUrlPiece, fc.constant('1')))
       .map(([n, v]) => mutation(`?${n} twice`, (d) => ({ ...d, query: [...d.query, [n, v], [n, v]] }))),
     fc
@@ -41,6 +44,22 @@ function setQuery(d: Draft, name: string, value: string): Draft {
   return { ...d, query: [...d.query.filter(([k]) => k !== name), [name, value]] }
 }
 
+/** Numbers an id, a cursor or a count must refuse or bound: past int4 and int8, fractions, signs, other scripts. */
+const numericEdges = [
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  '2147483647',
+  '2147483648',
+  '9999999999',
+  '9223372036854775808',
+  '99999999999999999999999',
+  ' 1',
+  '0x1',
+  '१२',
+] as const
+
 /** Path parameter mutations: the value of one parameter replaced by something it must refuse. */
 export function pathMutations(
   template: string,
@@ -50,21 +69,7 @@ export function pathMutations(
   return fc
     .tuple(
       fc.constantFrom(...params.map((p) => p.name)),
-      fc.oneof(
-        nastyUrlPiece,
-        fc.constantFrom(
-          '0',
-          '-1',
-          '1.5',
-          '1e3',
-          '2147483648',
-          '9223372036854775808',
-          '99999999999999999999999',
-          ' 1',
-          '0x1',
-          '१२',
-        ),
-      ),
+      fc.oneof(nastyUrlPiece, fc.constantFrom(...numericEdges)),
     )
     .map(([name, value]) =>
       mutation(`{${name}} = ${short(value)}`, (d) => ({
