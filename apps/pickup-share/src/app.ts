@@ -239,6 +239,7 @@ export function wireServices(deps: AppDeps): Services & { gate: DownloadGate } {
     locker: deps.kv instanceof RedisKeyValueStore ? new RedisLocker(deps.kv) : null,
     expiryMs: tusExpiryMs,
     driver: (id) => instances.driver(id),
+    tokens,
     logger,
   })
   const resumable = new ResumableUploads({

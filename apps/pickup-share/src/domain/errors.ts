@@ -18,6 +18,7 @@ export const shareErrorStatus = defineErrorCodes({
   upload_already_shared: 409,
   upload_expired: 410,
   upload_missing: 400,
+  upload_not_found: 404,
   size_mismatch: 400,
   unlimited_disabled: 403,
   auth_code_missing: 403,

@@ -93,6 +93,31 @@ export class UploadTokens {
     return createHmac('sha256', this.secret).update('pickup-share upload proof').digest()
   }
 
+  /**
+   * The unguessable part of a resumable (tus) upload's URL (issue 48 item 2): a pathname may leak
+   * (a log, a proxy, a shoulder), and in tus the URL is what lets a client write, resume or cancel
+   * the upload, so the URL must not follow from the pathname. 128 bits of HMAC-SHA256 of the
+   * instance and pathname under a key of its own derived from the token secret: not the proof's
+   * key, so a URL read in a proxy log does not also let its reader share the upload. Stateless
+   * like the proof: every replica sharing UPLOAD_TOKEN_SECRET recognises it.
+   */
+  tusUrlTag(instance: string, pathname: string): string {
+    return createHmac('sha256', this.tusUrlKey)
+      .update(`${instance}\n${pathname}`)
+      .digest()
+      .subarray(0, 16)
+      .toString('base64url')
+  }
+
+  /** Whether `tag` is the tus URL tag of this upload (constant-time; any input is a plain no). */
+  isTusUrlTag(instance: string, pathname: string, tag: string): boolean {
+    return safeEqual(tag, this.tusUrlTag(instance, pathname))
+  }
+
+  private get tusUrlKey(): Buffer {
+    return createHmac('sha256', this.secret).update('pickup-share tus-url').digest()
+  }
+
   private mac(payload: string): string {
     return createHmac('sha256', this.secret).update(payload).digest('base64url')
   }

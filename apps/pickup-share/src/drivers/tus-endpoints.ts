@@ -7,6 +7,8 @@ import { type DataStore, EVENTS, type Lock, type Locker, type Upload } from '@tu
 import type { ResumableDataPort } from '../domain/ports.ts'
 import type { StorageDriver } from '../domain/storage.ts'
 import type { Logger } from '@quartet/core/log'
+import { ApiError } from '@quartet/core/errors'
+import type { UploadTokens } from '../domain/upload-token.ts'
 import { BlobDriver } from './blob-driver.ts'
 import { BucketDriver } from './bucket-driver.ts'
 import type * as S3Libraries from './s3-libraries.chunk.ts'
@@ -39,10 +41,33 @@ const UPLOAD_EXPIRED = {
   body: 'this upload has expired and is removed; ask for a new permission\n',
 }
 
-/** The pathname as it appears in an upload URL: one path segment. */
-export const encodeUploadId = (pathname: string): string => Buffer.from(pathname).toString('base64url')
-const decodeUploadId = (segment: string): string | undefined =>
-  /^[A-Za-z0-9_-]+$/.test(segment) ? Buffer.from(segment, 'base64url').toString('utf8') : undefined
+/**
+ * The last segment of an upload's URL: `<base64url(pathname)>.<tag>`, the tag binding the pathname
+ * to the server's secret (UploadTokens.tusUrlTag). The pathname alone does not make the URL.
+ */
+const uploadSegment = (pathname: string, tag: string): string =>
+  `${Buffer.from(pathname).toString('base64url')}.${tag}`
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+
+/** The pathname and tag of an upload URL's last segment, if it has that form (the tag unchecked). */
+function parseUploadSegment(segment: string): { pathname: string; tag: string } | undefined {
+  const [encoded, tag, extra] = segment.split('.')
+  if (!encoded || !tag || extra !== undefined || !BASE64URL.test(encoded) || !BASE64URL.test(tag))
+    return undefined
+  const pathname = Buffer.from(encoded, 'base64url').toString('utf8')
+  // One spelling per pathname: no second URL for it from base64url's spare bits or bad UTF-8.
+  if (Buffer.from(pathname).toString('base64url') !== encoded) return undefined
+  return { pathname, tag }
+}
+
+/**
+ * The answer to every request on an upload URL that names no upload: an unknown or removed one,
+ * and as well a URL this server did not make (the old `<base64url(pathname)>` form, a wrong tag),
+ * for every method; so a stranger who knows a pathname learns nothing, not even that it exists.
+ */
+export const unknownUpload = (): ApiError =>
+  new ApiError('upload_not_found', 'no such upload: it was removed, it expired, or this is not its URL')
 
 /** What a tus request carries from our own checks to the tus server (the pathname chosen for it). */
 export const TUS_UPLOAD_ID = Symbol('tusUploadId')
@@ -70,6 +95,8 @@ export class TusEndpoints implements ResumableDataPort {
       driver: (instance: string) => Promise<StorageDriver | undefined>
       /** S3 part size (bytes, at least 5 MiB). */
       s3PartSize?: number
+      /** Makes and checks the tag of upload URLs (the server's secret). */
+      tokens: Pick<UploadTokens, 'tusUrlTag' | 'isTusUrlTag'>
       logger: Logger
     },
   ) {
@@ -83,6 +110,21 @@ export class TusEndpoints implements ResumableDataPort {
 
   endpointOf(instance: string): string {
     return `${this.d.basePath}/${encodeURIComponent(instance)}`
+  }
+
+  /** The URL (path) of the upload of `pathname` on `instance`: the capability to write, resume or cancel it. */
+  uploadUrlOf(instance: string, pathname: string): string {
+    return `${this.endpointOf(instance)}/${uploadSegment(pathname, this.d.tokens.tusUrlTag(instance, pathname))}`
+  }
+
+  /**
+   * The upload (its pathname, tus's id) an upload URL's last segment names, or undefined when the
+   * segment is not one this server made for `instance`: tus then answers as for an unknown upload.
+   */
+  private uploadIdOf(instance: string, segment: string): string | undefined {
+    const parsed = parseUploadSegment(segment)
+    if (!parsed) return undefined
+    return this.d.tokens.isTusUrlTag(instance, parsed.pathname, parsed.tag) ? parsed.pathname : undefined
   }
 
   /** The tus server of an instance, or null when the instance is unknown or cannot take tus uploads. */
@@ -101,9 +143,13 @@ export class TusEndpoints implements ResumableDataPort {
       locker: this.expiryAwareLocker(instance),
       lockDrainTimeout: LOCK_DRAIN_MS,
       disableTerminationForFinishedUploads: true,
-      // Behind a proxy the relative URL resolves against what the client used.
-      generateUrl: (_req, { path: base, id }) => `${base}/${encodeUploadId(id)}`,
-      getFileIdFromRequest: (_req, lastPath) => (lastPath ? decodeUploadId(lastPath) : undefined),
+      // Behind a proxy the relative URL resolves against what the client used. The id stays the
+      // pathname (the store's file or key, the lock's key); only the URL carries the tag.
+      generateUrl: (_req, { path: base, id }) =>
+        `${base}/${uploadSegment(id, this.d.tokens.tusUrlTag(instance, id))}`,
+      // A URL without this server's tag names no upload: every handler (HEAD, PATCH, DELETE,
+      // GET) answers it as it answers an unknown one, before any lock or store is touched.
+      getFileIdFromRequest: (_req, lastPath) => (lastPath ? this.uploadIdOf(instance, lastPath) : undefined),
       namingFunction: (req) => {
         const id = (req as NodeRuntime).runtime?.node?.req?.[TUS_UPLOAD_ID]
         if (!id) throw { status_code: 403, body: 'an upload permission is required\n' }
@@ -111,6 +157,8 @@ export class TusEndpoints implements ResumableDataPort {
       },
       onResponseError: (_req, err) => {
         const status = 'status_code' in err ? err.status_code : 500
+        // No such upload (or not its URL): the service's envelope, one answer for every case.
+        if (status === 404) throw unknownUpload()
         if (status < 500) return undefined
         this.d.logger.warn({ err, store: instance }, 'resumable upload request failed')
         // The store or Redis failed: the client retries (tus-js-client does on 5xx), nothing leaks.
@@ -134,6 +182,9 @@ export class TusEndpoints implements ResumableDataPort {
   async handle(instance: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const server = await this.serverFor(instance)
     if (!server) return false
+    // @tus/server serves a finished upload's bytes to a GET of its URL: around the share, its
+    // download counts and its expiry. Downloads go through shares only; a GET finds no upload.
+    if (req.method === 'GET') throw unknownUpload()
     await server.handle(req, res)
     return true
   }

@@ -3,11 +3,16 @@ import { ApiError, DEPENDENCY_RETRY_AFTER_SECONDS } from '@quartet/core/errors'
 import type { OperationDoc } from '@quartet/core/openapi'
 import type { ResumableUploads } from '../domain/resumable-uploads.ts'
 import { TUS_UPLOAD_ID, type TusEndpoints } from '../drivers/tus-endpoints.ts'
+import { lingerAfterAnswer } from './upload-connection.ts'
 
 export const TUS_BASE_PATH = '/api/tus'
 
 const tusHeaders =
   'Tus-Resumable: 1.0.0; Upload-Length, Upload-Offset, Upload-Metadata as tus 1.0 defines them'
+
+/** What every request on an upload URL that names no upload gets (TusEndpoints' unknownUpload). */
+const UNKNOWN_UPLOAD =
+  '`upload_not_found` in the envelope: no such upload, or not its URL (`{id}` is `<base64url(pathname)>.<tag>` from Location; the pathname alone does not make it)'
 
 export const tusOperations: OperationDoc[] = [
   {
@@ -17,7 +22,10 @@ export const tusOperations: OperationDoc[] = [
     summary: `tus 1.0 creation: X-Upload-Token from /api/upload (its tus.headers), Upload-Length = the declared size. ${tusHeaders}`,
     tags: ['public'],
     responses: {
-      201: { description: 'created; Location is the upload URL, Upload-Expires when it must be finished' },
+      201: {
+        description:
+          'created; Location is the upload URL (the capability to resume or cancel it), Upload-Expires when it must be finished',
+      },
       400: { description: 'Upload-Length missing or not a number, or a deferred length' },
       401: { description: 'token missing, invalid or expired' },
       409: { description: 'the permission was used for an upload already' },
@@ -32,7 +40,7 @@ export const tusOperations: OperationDoc[] = [
     tags: ['public'],
     responses: {
       200: { description: 'Upload-Offset, Upload-Length' },
-      404: { description: 'no such upload' },
+      404: { description: UNKNOWN_UPLOAD },
       410: { description: 'expired' },
     },
   },
@@ -44,6 +52,7 @@ export const tusOperations: OperationDoc[] = [
     tags: ['public'],
     responses: {
       204: { description: 'appended; Upload-Offset is the new offset' },
+      404: { description: UNKNOWN_UPLOAD },
       409: { description: 'Upload-Offset does not match the server' },
       410: { description: 'the upload expired' },
       413: { description: 'more bytes than Upload-Length' },
@@ -55,7 +64,11 @@ export const tusOperations: OperationDoc[] = [
     operationId: 'tusTerminate',
     summary: 'tus 1.0 termination: removes an unfinished upload and gives its reservation back',
     tags: ['public'],
-    responses: { 204: { description: 'terminated' }, 400: { description: 'the upload is finished' } },
+    responses: {
+      204: { description: 'terminated' },
+      400: { description: 'the upload is finished' },
+      404: { description: UNKNOWN_UPLOAD },
+    },
   },
 ]
 
@@ -86,7 +99,9 @@ function withoutCors(arg: unknown): unknown {
 /**
  * Resumable uploads (tus 1.0) under /api/tus/<instance>: creation is checked here first (the
  * permission's token and exact length, answered in the service's envelope), then every request
- * goes to the instance's @tus/server. The upload URL itself is the capability to resume.
+ * goes to the instance's @tus/server. The upload URL itself is the capability to resume: its last
+ * segment carries a tag of the server's secret beside the pathname, and a URL without the right tag
+ * is answered as an unknown upload (TusEndpoints), so knowing a pathname is not enough.
  */
 export function registerTus(app: Express, s: { resumable: ResumableUploads; tus: TusEndpoints }): void {
   app.all([`${TUS_BASE_PATH}/:instance`, `${TUS_BASE_PATH}/:instance/:id`], async (req: Request, res) => {
@@ -121,7 +136,15 @@ export function registerTus(app: Express, s: { resumable: ResumableUploads; tus:
       }
       return
     }
-    if (!(await s.tus.handle(instance, req, res)))
-      throw new ApiError('store_not_found', `no storage instance ${instance} takes resumable uploads`)
+    try {
+      if (!(await s.tus.handle(instance, req, res)))
+        throw new ApiError('store_not_found', `no storage instance ${instance} takes resumable uploads`)
+    } catch (err) {
+      // A refused PATCH (no such upload, or not its URL) is answered before its body is read: the
+      // connection closes after the answer, lingering as a refused PUT's does (a stranger's bytes
+      // are not read on into a kept-alive connection, and the client still reads the 404).
+      lingerAfterAnswer(req, res)
+      throw err
+    }
   })
 }

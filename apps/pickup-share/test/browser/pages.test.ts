@@ -650,7 +650,7 @@ describeBrowser('pages in a real browser with the bucket store (s3rver)', () => 
       page.waitForRequest((r) => r.method() === 'PATCH'),
       page.getByTestId('send-submit').click(),
     ])
-    expect(upload.url()).toMatch(new RegExp(`^${hb.url}/api/tus/bucket/[A-Za-z0-9_-]+$`))
+    expect(upload.url()).toMatch(new RegExp(`^${hb.url}/api/tus/bucket/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$`))
     const code = (await page.getByTestId('pickup-code').textContent())!.trim()
     await page.goto(`/pickup?code=${code}`)
     const [download] = await Promise.all([

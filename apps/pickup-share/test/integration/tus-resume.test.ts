@@ -391,7 +391,9 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     )
     expect(raced.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409])
     const ok = raced.find((r) => r.status === 201)!
-    expect(ok.headers.get('location')).toMatch(/^\/api\/tus\/blob\/[A-Za-z0-9_-]+$/)
+    // The upload URL: the pathname and the server's tag of it (upload-ownership.test.ts).
+    expect(ok.headers.get('location')).toBe(a.services.tus.uploadUrlOf('blob', grant.pathname))
+    expect(ok.headers.get('location')).toMatch(/^\/api\/tus\/blob\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/)
     // The expiration extension: when the upload must be finished.
     expect(Date.parse(ok.headers.get('upload-expires')!)).toBeGreaterThan(Date.now())
     const again = await create({ ...grant.tus.headers, 'upload-length': '1000' })

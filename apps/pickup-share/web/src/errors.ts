@@ -43,6 +43,7 @@ export const ERROR_CODES = [
   'upload_already_shared',
   'upload_expired',
   'upload_missing',
+  'upload_not_found',
   'size_mismatch',
   'unlimited_disabled',
   'auth_code_missing',

@@ -246,6 +246,7 @@ export const en = {
   'error.upload_already_shared': 'A file is already part of another share. Upload the files again.',
   'error.upload_expired': 'The uploaded files are too old to share. Upload them again.',
   'error.upload_missing': 'An upload did not arrive completely. Upload the files again.',
+  'error.upload_not_found': 'The upload is no longer on the server. Upload the file again.',
   'error.size_mismatch': 'A file changed size while it was uploaded. Upload it again.',
   'error.unlimited_disabled': 'Unlimited mode is switched off on this server.',
   'error.auth_code_missing': 'Unlimited mode needs an authorization code.',

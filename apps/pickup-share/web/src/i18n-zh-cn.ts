@@ -243,6 +243,7 @@ export const zh: Record<Key, string> = {
   'error.upload_already_shared': '某个文件已属于另一个分享，请重新上传。',
   'error.upload_expired': '已上传的文件太旧，无法分享，请重新上传。',
   'error.upload_missing': '有文件没有完整上传，请重新上传。',
+  'error.upload_not_found': '服务器上已没有这个上传，请重新上传该文件。',
   'error.size_mismatch': '上传期间文件大小发生了变化，请重新上传。',
   'error.unlimited_disabled': '此服务器已关闭无限制模式。',
   'error.auth_code_missing': '无限制模式需要授权码。',
