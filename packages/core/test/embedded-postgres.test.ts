@@ -14,6 +14,10 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
+// PGlite compiles Postgres from WebAssembly at each start: seconds alone, past jest's 30 s on a
+// loaded CI machine (two starts in one case). What is tested is correctness, not speed.
+jest.setTimeout(180_000)
+
 describe('startEmbeddedPostgres', () => {
   let dataDir: string
   let running: EmbeddedPostgres | undefined

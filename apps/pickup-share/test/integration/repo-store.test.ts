@@ -213,7 +213,9 @@ describe('repo store against a real git server (git http-backend on loopback)', 
       await replicaServer.close()
       rmSync(otherCache, { recursive: true, force: true })
     }
-  })
+    // Eight commits pushed one after another through git http-backend: a few seconds alone, more
+    // than jest's 30 s on a loaded CI machine.
+  }, 180_000)
 
   it('when a file exceeds the per-file cap, then 413 at permission time or while streaming, and nothing is committed', async () => {
     const big = await call('POST', '/api/upload', { store: 'repo', name: 'big.bin', size: CAP + 1 })
