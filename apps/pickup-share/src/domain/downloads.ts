@@ -99,29 +99,53 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * it, 503 with Retry-After. One deadline for both, so a request behind a stalling one is not held
  * for its turn and then again for an opening (an opening whose opener failed, with its delete
  * failing too while the database stalls, is waited for until it is stale: 30 s).
+ *
+ * Except while the turns ahead keep completing: a download manager's eight parallel requests on a
+ * busy server queue for longer than this without anything being wrong, and a stock client
+ * (aria2c, a browser) does not retry a 503. So the wait is judged by the queue's progress: a
+ * request gives up when no turn ahead of it has completed for WAIT_MS (the database stalls), and
+ * in any case after MAX_TURN_WAIT_MS.
  */
 const WAIT_MS = 2_000
+/** The longest a request waits for its turn while the turns ahead keep completing. */
+const MAX_TURN_WAIT_MS = 30_000
 
-/** Resolves when `before` settles, or rejects with 503 after WAIT_MS. */
-function withinTurnWait(before: Promise<unknown>): Promise<void> {
+/** The requests of one receiver for one file in this process: the last in line, and the queue's progress. */
+interface TurnQueue {
+  tail: Promise<unknown>
+  /** When a turn last completed with the database's answer (Date.now); 0 before any. */
+  lastCompletedAt: number
+}
+
+/**
+ * Resolves when `before` settles, with the deadline of the request's wait for an opening (WAIT_MS
+ * after its arrival, or after the last turn completed when that is later); rejects with 503 once
+ * no turn ahead has completed for WAIT_MS, or MAX_TURN_WAIT_MS after its arrival.
+ */
+function withinTurnWait(before: Promise<unknown>, queue: TurnQueue, arrived: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new ApiError(
-            'service_unavailable',
-            'earlier requests for this download are still starting; try again',
-            undefined,
-            {
-              headers: { 'Retry-After': '1' },
-            },
-          ),
+    const check = () => {
+      const now = Date.now()
+      const quietFor = now - queue.lastCompletedAt
+      if (quietFor < WAIT_MS && now - arrived < MAX_TURN_WAIT_MS) {
+        timer = setTimeout(check, WAIT_MS - quietFor)
+        return
+      }
+      reject(
+        new ApiError(
+          'service_unavailable',
+          'earlier requests for this download are still starting; try again',
+          undefined,
+          {
+            headers: { 'Retry-After': '1' },
+          },
         ),
-      WAIT_MS,
-    )
+      )
+    }
+    let timer = setTimeout(check, WAIT_MS)
     const done = () => {
       clearTimeout(timer)
-      resolve()
+      resolve(Math.max(arrived, queue.lastCompletedAt) + WAIT_MS)
     }
     before.then(done, done)
   })
@@ -141,7 +165,7 @@ function withinTurnWait(before: Promise<unknown>): Promise<void> {
  */
 export class DownloadTransfers {
   /** Admissions under way in this process, per receiver and file: they take turns. */
-  private readonly turns = new Map<string, Promise<unknown>>()
+  private readonly turns = new Map<string, TurnQueue>()
 
   constructor(
     private readonly d: {
@@ -165,16 +189,22 @@ export class DownloadTransfers {
     bytes: number,
   ): Promise<Admission | null> {
     const id = `${key.shareId}\n${key.path}\n${key.receiver}`
-    const before = this.turns.get(id) ?? Promise.resolve()
-    // A turn is waited for at most WAIT_MS: when the requests ahead are slow (a database
-    // stalling), the queue would otherwise grow without bound and hold each request for the sum
-    // of theirs. Past it, 503 at once; the opening row still decides across processes.
-    const waitUntil = Date.now() + WAIT_MS
-    const mine = withinTurnWait(before).then(() => this.admitNow(share, key, size, bytes, waitUntil))
+    let queue = this.turns.get(id)
+    if (!queue) this.turns.set(id, (queue = { tail: Promise.resolve(), lastCompletedAt: 0 }))
+    const q = queue
+    // A turn is waited for while the turns ahead keep completing: when they stall (a database
+    // that stopped answering), the queue would otherwise grow without bound and hold each request
+    // for the sum of theirs. Then 503 at once; the opening row still decides across processes.
+    const mine = withinTurnWait(q.tail, q, Date.now())
+      .then((waitUntil) => this.admitNow(share, key, size, bytes, waitUntil))
+      .then((admission) => {
+        q.lastCompletedAt = Date.now()
+        return admission
+      })
     const settled = mine.catch(() => {})
-    this.turns.set(id, settled)
+    q.tail = settled
     void settled.then(() => {
-      if (this.turns.get(id) === settled) this.turns.delete(id)
+      if (q.tail === settled) this.turns.delete(id)
     })
     return mine
   }

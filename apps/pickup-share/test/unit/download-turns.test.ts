@@ -127,6 +127,62 @@ describe('requests of one receiver for one file, taking turns in this process', 
     expect(await transfers.admit(share, key, 100, 100)).toBeNull()
   })
 
+  describe('a busy database: every turn is answered, slowly', () => {
+    // Each lookup is answered after `ms` and joins the receiver's paid transfer, as on a loaded
+    // server where a download manager's parallel requests queue behind one another.
+    const slowButAnswering = (ms: number) =>
+      new DownloadTransfers({
+        repo: {
+          join: () => new Promise((resolve) => setTimeout(() => resolve('paid-transfer'), ms)),
+        } as unknown as TransferRepository,
+        gate: { enter: async () => ({ kind: 'joined' }) } as unknown as DownloadGate,
+        clock: systemClock,
+        rule: { windowMs: 86_400_000, slackBytes: 16 * 1024 * 1024 },
+      })
+    const share = { id: 's6', expiresAt: new Date(Date.now() + 3_600_000) }
+    const key = { shareId: 's6', path: 'a/k.bin', receiver: '198.51.100.25' }
+
+    beforeEach(() => jest.useFakeTimers())
+    afterEach(() => jest.useRealTimers())
+
+    it('when eight requests queue behind turns of 700 ms each, then each is admitted, the last after 5.6 s: the queue kept moving, so nobody gets a 503', async () => {
+      const transfers = slowButAnswering(700)
+      const outcomes: unknown[] = []
+      const all = Array.from({ length: 8 }, () =>
+        transfers.admit(share, key, 100, 100).then(
+          (v) => outcomes.push(v),
+          (e: unknown) => outcomes.push(e),
+        ),
+      )
+      await jest.advanceTimersByTimeAsync(5_700)
+      await Promise.all(all)
+      expect(outcomes).toHaveLength(8)
+      for (const o of outcomes) expect(o).toMatchObject({ transferId: 'paid-transfer', opened: false })
+    })
+
+    it('when the queue keeps moving but a request has waited 30 s, then it answers 503 with Retry-After', async () => {
+      const transfers = slowButAnswering(1_500)
+      const outcomes: Array<{ at: number; status: number }> = []
+      const started = Date.now()
+      const all = Array.from({ length: 30 }, () =>
+        transfers.admit(share, key, 100, 100).then(
+          () => outcomes.push({ at: Date.now() - started, status: 200 }),
+          (e: unknown) => outcomes.push({ at: Date.now() - started, status: (e as ApiError).status }),
+        ),
+      )
+      await jest.advanceTimersByTimeAsync(40_000)
+      await Promise.all(all)
+      const admitted = outcomes.filter((o) => o.status === 200)
+      const refused = outcomes.filter((o) => o.status === 503)
+      expect(admitted.length + refused.length).toBe(30)
+      // Twenty turns of 1.5 s fit in 30 s; the rest give up at 30 s (within one WAIT_MS).
+      expect(admitted.length).toBeGreaterThanOrEqual(19)
+      expect(refused.length).toBeGreaterThan(0)
+      for (const o of refused) expect(o.at).toBeGreaterThanOrEqual(30_000)
+      for (const o of refused) expect(o.at).toBeLessThan(32_100)
+    })
+  })
+
   describe('an opening another request holds and never pays (its opener failed, and the database still fails its delete)', () => {
     // join finds no paid transfer and the opening row stands: the request can only wait or 503.
     const neverPaid = () =>
