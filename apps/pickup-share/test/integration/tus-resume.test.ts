@@ -173,10 +173,11 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     'when an unfinished %s upload expires, then the sweep removes it and gives its reservation back, once across replicas',
     async (store) => {
       // Long enough that the first chunk lands before the upload expires on a loaded machine
-      // (with 1 s, CI once saw the chunk's PATCH answered 410).
-      const c = await startHarness(deps, { config: { ...s3Config, TUS_EXPIRY_SECONDS: 3 } })
+      // (with 1 s, CI once saw the chunk's PATCH answered 410; with 3 s, a run 2.5 times slower
+      // than usual saw the HEAD after it answered 410).
+      const c = await startHarness(deps, { config: { ...s3Config, TUS_EXPIRY_SECONDS: 8 } })
       const d = await startHarness(deps, {
-        config: { ...s3Config, TUS_EXPIRY_SECONDS: 3, BLOB_DIR: c.config.BLOB_DIR },
+        config: { ...s3Config, TUS_EXPIRY_SECONDS: 8, BLOB_DIR: c.config.BLOB_DIR },
       })
       try {
         const admin = await adminLogin(c)
@@ -204,7 +205,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
         const head = await fetch(url, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } })
         expect(head.status).toBe(200)
         expect(head.headers.get('upload-offset')).toBe(String(MB))
-        await new Promise((resolve) => setTimeout(resolve, 3100))
+        await new Promise((resolve) => setTimeout(resolve, 8100))
         // Two replicas sweep at the same moment: the permission is deleted, and released, once.
         const swept = await Promise.all([
           c.services.resumable.sweepExpired(),
@@ -239,7 +240,7 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
         await c.close()
       }
     },
-    30_000,
+    60_000,
   )
 
   it('when an upload expires while a PATCH is still writing to it, then the sweep stops that PATCH at once with 410, removes the upload and gives its reservation back', async () => {
