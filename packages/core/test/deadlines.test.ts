@@ -186,7 +186,8 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
           expect(stuck.ms).toBeLessThan(1000)
           expect503(stuck.err)
           const rollback = await failure(client.query('ROLLBACK'))
-          expect(rollback.ms).toBeLessThan(100)
+          // At once, not after a deadline of its own (1 s): room for a loaded CI machine.
+          expect(rollback.ms).toBeLessThan(500)
           expect503(rollback.err)
           client.release()
           proxy.thaw()
@@ -291,7 +292,8 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
       await new Promise((resolve) => setTimeout(resolve, 150))
       const started = performance.now()
       await pool.end()
-      expect(performance.now() - started).toBeLessThan(100)
+      // At once, not after an idle client's timeout: room for a loaded CI machine.
+      expect(performance.now() - started).toBeLessThan(1_000)
     })
 
     realPostgres(
@@ -324,11 +326,12 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
         expect(first.ms).toBeLessThan(1500)
         expect503(first.err)
         // Paused: a request's further kv calls do not each wait out a deadline.
+        // At once: well inside the 300 ms deadline, with room for a loaded CI machine.
         const next = await failure(kv.incrWithTtl('n', 1, 10_000))
-        expect(next.ms).toBeLessThan(50)
+        expect(next.ms).toBeLessThan(200)
         expect503(next.err)
         const hit = await failure(kv.hitWindow('w', 1, 10_000))
-        expect(hit.ms).toBeLessThan(50)
+        expect(hit.ms).toBeLessThan(200)
         redis.thaw()
         // A readiness ping tries despite the pause, and a good answer ends it.
         await kv.ping()
