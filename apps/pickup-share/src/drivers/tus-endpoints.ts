@@ -159,6 +159,9 @@ export class TusEndpoints implements ResumableDataPort {
         const status = 'status_code' in err ? err.status_code : 500
         // No such upload (or not its URL): the service's envelope, one answer for every case.
         if (status === 404) throw unknownUpload()
+        // tus's own 410 (the upload's Upload-Expires passed, or the sweep took its bytes) says
+        // what ours says: the same reason, however the request and the sweep met.
+        if (status === 410) return UPLOAD_EXPIRED
         if (status < 500) return undefined
         this.d.logger.warn({ err, store: instance }, 'resumable upload request failed')
         // The store or Redis failed: the client retries (tus-js-client does on 5xx), nothing leaks.

@@ -243,6 +243,42 @@ describe('resumable uploads (tus 1.0) with tus-js-client', () => {
     60_000,
   )
 
+  it('when a PATCH comes after the upload expired, before or after the sweep, then it is 410 with the reason, and once swept 404', async () => {
+    const c = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1 } })
+    try {
+      const patch = async (url: URL) => {
+        const res = await fetch(url, {
+          method: 'PATCH',
+          headers: {
+            'tus-resumable': '1.0.0',
+            'upload-offset': '0',
+            'content-type': 'application/offset+octet-stream',
+          },
+          body: new Uint8Array(16),
+        })
+        return { status: res.status, text: await res.text() }
+      }
+      const create = async (name: string) => {
+        const grant = await permission(c, 'blob', name, 1024)
+        const created = await fetch(`${c.url}${grant.tus.endpoint}`, {
+          method: 'POST',
+          headers: { 'tus-resumable': '1.0.0', ...grant.tus.headers, 'upload-length': '1024' },
+        })
+        return new URL(created.headers.get('location')!, c.url)
+      }
+      const unswept = await create('late.bin')
+      const swept = await create('later.bin')
+      await new Promise((resolve) => setTimeout(resolve, 1200))
+      // Past Upload-Expires, not yet swept: tus's own check.
+      expect(await patch(unswept)).toEqual({ status: 410, text: expect.stringMatching(/expired/) })
+      // Swept: gone, as any unknown upload (a PATCH that met the sweep half-way is the 410 above).
+      await c.services.resumable.sweepExpired()
+      expect((await patch(swept)).status).toBe(404)
+    } finally {
+      await c.close()
+    }
+  })
+
   it('when an upload expires while a PATCH is still writing to it, then the sweep stops that PATCH at once with 410, removes the upload and gives its reservation back', async () => {
     const c = await startHarness(deps, { config: { TUS_EXPIRY_SECONDS: 1 } })
     let trickle: NodeJS.Timeout | undefined
