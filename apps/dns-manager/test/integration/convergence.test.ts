@@ -18,6 +18,10 @@ async function eventually(check: () => boolean | Promise<boolean>, what: string,
   }
 }
 
+// Calls that time out on purpose (2.5 s each), and PowerDNS waking to apply them: more than jest's
+// 30 s for a case on a loaded CI machine.
+jest.setTimeout(120_000)
+
 describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', () => {
   const pdns = usePowerDns()
   const realProvider = (timeoutMs: number) => providerOn(pdns, timeoutMs)
@@ -44,7 +48,9 @@ describeWithPowerDns('convergence with a real PowerDNS that freezes mid-call', (
   }
 
   async function setup(options: { timeoutMs?: number; label?: string } = {}) {
-    const timeoutMs = options.timeoutMs ?? 1000
+    // Long enough for PowerDNS's calls that are meant to succeed on a loaded CI machine (a delete
+    // right after PowerDNS woke met 1 s); a frozen call still times out, just later.
+    const timeoutMs = options.timeoutMs ?? 2500
     const zone = await addPowerDnsZone(deps, realProvider(2000), 'cv')
     const hook = freezingProvider(timeoutMs)
     const built = buildApp(deps, { provider: hook.provider, env: { PROVIDER_TIMEOUT_MS: String(timeoutMs) } })
