@@ -111,8 +111,12 @@ export function toApiError(err: unknown): ApiError {
 
 /** Postgres SQLSTATEs that mean "not now" rather than "wrong": connection, shutdown, timeouts, capacity. */
 const UNAVAILABLE_SQLSTATE = /^(08...|57014|57P0[1-5]|53300|53400|40P01|55P03)$/
-/** Prisma's codes for an unreachable, closed or exhausted database. */
-const UNAVAILABLE_PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2034'])
+/**
+ * Prisma's codes for an unreachable, closed or exhausted database. P2028 is its transaction
+ * manager's: a transaction that could not start within maxWait (no connection free) or ran past
+ * its timeout, and was rolled back — the pool timeout P2024 of an interactive transaction.
+ */
+const UNAVAILABLE_PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2034'])
 /** Driver adapter kinds (Prisma 7 over pg) for the same. */
 const UNAVAILABLE_KIND = new Set([
   'DatabaseNotReachable',

@@ -436,6 +436,18 @@ describe('deadlines: no request waits long on a dead or frozen dependency, and t
       expect(dependencyFailure(prisma('P2010', { kind: 'postgres', code: '22021' }))).toBe(
         'untranslatable_text',
       )
+      // An interactive transaction that found no connection within maxWait, or ran past its timeout.
+      expect(
+        dependencyFailure(
+          Object.assign(
+            new Error('Transaction API error: Unable to start a transaction in the given time.'),
+            {
+              name: 'TransactionManagerError',
+              code: 'P2028',
+            },
+          ),
+        ),
+      ).toBe('unavailable')
       expect(dependencyFailure(prisma('P2002', { kind: 'UniqueConstraintViolation' }))).toBeUndefined()
       expect(
         dependencyFailure(
