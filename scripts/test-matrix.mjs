@@ -147,6 +147,11 @@ function plan() {
   ]
 }
 
+/** Jest's summary line when a test failed, after turbo's `package:task:` prefix. */
+const JEST_FAILED = /(?:^|:\s)Tests:\s+\d+ failed/
+// eslint-disable-next-line no-control-regex
+const COLOURS = /\x1b\[[0-9;]*m/g
+
 function runLane(lane, env) {
   const tag = `[${lane.name}] `
   const started = Date.now()
@@ -155,19 +160,28 @@ function runLane(lane, env) {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
+    // A lane whose jest said a test failed has failed, whatever its exit code: turbo stopped by
+    // a signal has exited 0 with failures printed.
+    let failedTests = false
+    const print = (line) => {
+      if (JEST_FAILED.test(line.replace(COLOURS, ''))) failedTests = true
+      process.stdout.write(tag + line + '\n')
+    }
     for (const stream of [child.stdout, child.stderr]) {
       let pending = ''
       stream.on('data', (chunk) => {
         pending += chunk
         const lines = pending.split('\n')
         pending = lines.pop()
-        for (const line of lines) process.stdout.write(tag + line + '\n')
+        for (const line of lines) print(line)
       })
-      stream.on('end', () => pending && process.stdout.write(tag + pending + '\n'))
+      stream.on('end', () => pending && print(pending))
     }
     child.on('close', (code, signal) => {
       const minutes = ((Date.now() - started) / 60_000).toFixed(1)
-      resolve({ lane, ok: code === 0, detail: signal ?? `exit ${code}`, minutes })
+      const ok = code === 0 && !failedTests
+      const detail = signal ?? (code === 0 && failedTests ? 'jest reported failed tests' : `exit ${code}`)
+      resolve({ lane, ok, detail, minutes })
     })
   })
 }
