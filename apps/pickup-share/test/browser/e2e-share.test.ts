@@ -8,6 +8,8 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -112,9 +114,40 @@ function storedFiles(dir: string): string[] {
     .filter((f) => statSync(f).isFile())
 }
 
-/** Saves what the next download of the page brings, returns its name and bytes. */
+/**
+ * Saves what the next download of the page brings, returns its name and bytes. When none comes,
+ * the error says what the page showed (its alerts) and what the server last answered.
+ */
 async function download(page: Page, click: () => Promise<void>): Promise<{ name: string; data: Buffer }> {
-  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 150_000 }), click()])
+  const from = log.lines.length
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 150_000 }), click()]).catch(
+    async (err: Error) => {
+      const alerts = await page
+        .locator('[role="alert"]')
+        .allTextContents()
+        .catch(() => [])
+      const answers = log.lines
+        .slice(from)
+        .filter((l) => l.req && l.res)
+        .slice(-20)
+        .map((l) => {
+          const { req, res, responseTime } = l as {
+            req: { method: string; url: string }
+            res: { statusCode: number }
+            responseTime: number
+          }
+          return `${req.method} ${req.url} → ${res.statusCode} (${responseTime} ms)`
+        })
+      const errors = log.lines
+        .slice(from)
+        .filter((l) => l.level === 50)
+        .map((l) => String(l.msg))
+      throw new Error(
+        `${err.message}\npage alerts: ${JSON.stringify(alerts)}\nserver answers since the click:\n  ${answers.join('\n  ')}\nserver errors: ${JSON.stringify(errors)}`,
+        { cause: err },
+      )
+    },
+  )
   const to = path.join(tmp, `dl-${randomBytes(4).toString('hex')}`)
   await dl.saveAs(to)
   return { name: dl.suggestedFilename(), data: readFileSync(to) }
@@ -396,6 +429,60 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
     } finally {
       await context.close()
       await proxy.close()
+    }
+  })
+  it('when the server is busy for the worker’s first request of a download (503, Retry-After), then the worker asks again and the file lands exact, counted once', async () => {
+    const data = randomBytes(200_000)
+    const ikm = new Uint8Array(randomBytes(16))
+    const keys = await bodyKeys(ikm, new Uint8Array(randomBytes(16)), RECORD_SIZE)
+    const source = new EncryptedSource(new Blob([new Uint8Array(data)]), keys)
+    const body = Buffer.from(await source.bytes(0, source.size))
+    const { file } = await uploadFile(h, { name: 'encrypted-1.bin', data: body })
+    const encryption = await shareEncryption(ikm, [{ name: 'busy.bin', type: 'application/octet-stream' }])
+    const shared = await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 2, encryption })
+    expect(shared.status).toBe(200)
+    // A hop that answers the first GET of the file as a busy server does, and passes the rest.
+    const target = targetOf(h.url)
+    const gets: number[] = []
+    const busy = http.createServer((req, res) => {
+      if (req.method === 'GET' && req.url?.startsWith('/api/download?')) {
+        gets.push(Date.now())
+        if (gets.length === 1) {
+          res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' })
+          res.end(JSON.stringify({ error: { code: 'service_unavailable', message: 'busy; try again' } }))
+          return
+        }
+      }
+      const up = http.request(
+        { host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers)
+          answer.pipe(res)
+        },
+      )
+      up.on('error', () => res.destroy())
+      req.pipe(up)
+    })
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    const { page, context } = await newPage(`http://127.0.0.1:${(busy.address() as AddressInfo).port}`)
+    try {
+      await page.goto(`/pickup#${shared.body.token}&k=${Buffer.from(ikm).toString('base64url')}`)
+      await page.getByTestId('e2e-note').waitFor({ timeout: 30_000 })
+      const got = await download(page, () => page.getByTestId('download').click())
+      expect(got.name).toBe('busy.bin')
+      expect(sha(got.data)).toBe(sha(data))
+      expect(gets.length).toBe(2)
+      // Asked again after the Retry-After it was given.
+      expect(gets[1]! - gets[0]!).toBeGreaterThanOrEqual(900)
+      // The 503 spent nothing: one download of two is left.
+      const taken = await api(h, 'POST', '/api/take', { code: shared.body.code })
+      expect(taken.status).toBe(200)
+      expect(taken.body.remaining).toBe(1)
+    } finally {
+      await context.close()
+      const closed = new Promise((resolve) => busy.close(resolve))
+      busy.closeAllConnections()
+      await closed
     }
   })
   it('when the page is reloaded mid-way through an encrypted upload and the same file is picked again, then it resumes from the server offset with the same key and the receiver gets it intact', async () => {

@@ -29,6 +29,9 @@ export function worker(): Promise<ServiceWorker> {
   return registration
 }
 
+/** How long the worker may take to accept a job (it answers at once unless the browser is stuck). */
+const READY_MS = 15_000
+
 const newId = () =>
   Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('')
 
@@ -49,7 +52,15 @@ export async function startJob(
     }
   })
   sw.postMessage({ type: 'job', job: { ...job, id } }, [channel.port2])
-  await ready
+  // A worker that never takes the job must not leave the page's download buttons waiting for
+  // good: past READY_MS the download fails with a reason, and the receiver can click again.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  await Promise.race([
+    ready,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the download worker did not answer')), READY_MS)
+    }),
+  ]).finally(() => clearTimeout(timer))
   const ended = new Promise<{ ok: boolean; error?: string }>((resolve) => {
     const ping = setInterval(() => sw.postMessage({ type: 'ping' }), 10_000)
     channel.port1.onmessage = (e: MessageEvent<{ type: string; ok: boolean; error?: string }>) => {

@@ -112,9 +112,29 @@ async function answer(job: Job & { port?: MessagePort }): Promise<Response> {
   })
 }
 
+/**
+ * The first answer for a file. A server that is busy for a moment (503 with Retry-After: its
+ * requests for this download are still starting, or its database pool is full; nothing was
+ * spent) or a connection that failed is asked again, as a resume is below: a browser's own
+ * download would just fail, and the receiver would have to click again.
+ */
+async function firstAnswer(url: string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, { credentials: 'same-origin', cache: 'no-store' }).catch((err: unknown) => {
+      if (attempt >= FIRST_TRIES) throw err
+      return null
+    })
+    if (res && (res.status !== 503 || attempt >= FIRST_TRIES)) return res
+    const after = Number(res?.headers.get('retry-after'))
+    await res?.body?.cancel()
+    await new Promise((r) => setTimeout(r, 1000 * (after > 0 && after <= 5 ? after : attempt)))
+  }
+}
+const FIRST_TRIES = 4
+
 /** One file's plaintext: its ciphertext fetched (and resumed where it broke off), decrypted. */
 async function plaintext(f: JobFile, key: Uint8Array<ArrayBuffer>): Promise<ReadableStream<Uint8Array>> {
-  const first = await fetch(f.url, { credentials: 'same-origin', cache: 'no-store' })
+  const first = await firstAnswer(f.url)
   if (!first.ok || !first.body) throw new Error(`HTTP ${first.status}`)
   const etag = first.headers.get('etag')
   let reader = first.body.getReader()
