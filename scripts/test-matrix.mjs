@@ -4,9 +4,9 @@
 // suites of core and the four apps again on the engines floor (the Node running this script: 20
 // on CI's machines). What runs where, and why, is in the README's "Tests" section.
 //
-// Phase 1 runs six lanes side by side; a lane is one `turbo run test --only --concurrency=1`
-// over some packages, whose time is mostly waiting (services starting, browsers, timeouts), so
-// five at once take far less than five in a row. Lanes cannot meet: each has its own database on
+// Phase 1 runs six lanes, three at a time (QUARTET_TEST_LANES); a lane is one `turbo run test
+// --only --concurrency=1` over some packages, whose time is mostly waiting (services starting,
+// browsers, timeouts), so three at once take far less than three in a row. Lanes cannot meet: each has its own database on
 // the same server (every test file migrates a schema of its own, but the stack and fuzz suites
 // use the services' fixed schemas and need theirs to themselves) and its own Redis logical
 // database; builds are done before (`--only`: no lane rebuilds what another runs).

@@ -153,6 +153,22 @@ async function download(page: Page, click: () => Promise<void>): Promise<{ name:
   return { name: dl.suggestedFilename(), data: readFileSync(to) }
 }
 
+/**
+ * A one-file share encrypted as the send page does it (aes128gcm body, names sealed with the
+ * key): returns the key material, the ciphertext uploaded, and POST /api/share's answer.
+ */
+async function encryptedShare(data: Buffer, plain: { name: string; type: string }, maxDownloads: number) {
+  const ikm = new Uint8Array(randomBytes(16))
+  const keys = await bodyKeys(ikm, new Uint8Array(randomBytes(16)), RECORD_SIZE)
+  const source = new EncryptedSource(new Blob([new Uint8Array(data)]), keys)
+  const body = Buffer.from(await source.bytes(0, source.size))
+  const { file } = await uploadFile(h, { name: 'encrypted-1.bin', data: body })
+  const encryption = await shareEncryption(ikm, [plain])
+  const shared = await api(h, 'POST', '/api/share', { files: [file], maxDownloads, encryption })
+  expect(shared.status).toBe(200)
+  return { ikm, body, shared }
+}
+
 describeBrowser('an end-to-end encrypted share in the browser (chromium)', () => {
   it('when a sender encrypts files and a text and the upload is cut, then it resumes, and the receiver of the link gets every file byte-identical while the server never sees a plaintext byte or the key', async () => {
     const big = markedFile('holiday video.mp4', 24 * MB + 12_345)
@@ -398,14 +414,11 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
 
   it('when the connection of an encrypted download dies at 40 %, then the service worker resumes it with Range and If-Range, the file is exact and the one-download share is used up by it', async () => {
     const data = randomBytes(3 * MB)
-    const ikm = new Uint8Array(randomBytes(16))
-    const keys = await bodyKeys(ikm, new Uint8Array(randomBytes(16)), RECORD_SIZE)
-    const source = new EncryptedSource(new Blob([new Uint8Array(data)]), keys)
-    const body = Buffer.from(await source.bytes(0, source.size))
-    const { file } = await uploadFile(h, { name: 'encrypted-1.bin', data: body })
-    const encryption = await shareEncryption(ikm, [{ name: 'film.mkv', type: 'video/x-matroska' }])
-    const shared = await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 1, encryption })
-    expect(shared.status).toBe(200)
+    const { ikm, body, shared } = await encryptedShare(
+      data,
+      { name: 'film.mkv', type: 'video/x-matroska' },
+      1,
+    )
     const proxy = await startCutProxy(targetOf(h.url), Math.floor(body.length * 0.4), (head) =>
       head.startsWith('GET /api/download?'),
     )
@@ -433,14 +446,11 @@ describeBrowser('an end-to-end encrypted share in the browser (chromium)', () =>
   })
   it('when the server is busy for the worker’s first request of a download (503, Retry-After), then the worker asks again and the file lands exact, counted once', async () => {
     const data = randomBytes(200_000)
-    const ikm = new Uint8Array(randomBytes(16))
-    const keys = await bodyKeys(ikm, new Uint8Array(randomBytes(16)), RECORD_SIZE)
-    const source = new EncryptedSource(new Blob([new Uint8Array(data)]), keys)
-    const body = Buffer.from(await source.bytes(0, source.size))
-    const { file } = await uploadFile(h, { name: 'encrypted-1.bin', data: body })
-    const encryption = await shareEncryption(ikm, [{ name: 'busy.bin', type: 'application/octet-stream' }])
-    const shared = await api(h, 'POST', '/api/share', { files: [file], maxDownloads: 2, encryption })
-    expect(shared.status).toBe(200)
+    const { ikm, shared } = await encryptedShare(
+      data,
+      { name: 'busy.bin', type: 'application/octet-stream' },
+      2,
+    )
     // A hop that answers the first GET of the file as a busy server does, and passes the rest.
     const target = targetOf(h.url)
     const gets: number[] = []

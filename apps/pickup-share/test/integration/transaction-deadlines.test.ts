@@ -10,6 +10,19 @@ import { testDeps } from '../support/harness.ts'
 const deps = testDeps()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** What the service answers for `work`, which must fail with Prisma's P2028: 503 with Retry-After. */
+async function answerOfP2028(work: Promise<unknown>) {
+  const err = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(err).toMatchObject({ code: 'P2028' })
+  const answer = toApiError(err)
+  expect(answer.status).toBe(503)
+  expect(answer.headers?.['Retry-After']).toBeDefined()
+  return answer
+}
+
 describe('a transaction that gets no connection in time, or outlives its timeout', () => {
   let db: Db
   beforeAll(async () => {
@@ -32,17 +45,10 @@ describe('a transaction that gets no connection in time, or outlives its timeout
     )
     await sleep(100)
     try {
-      const late = await db
-        .$transaction(async (tx) => tx.$queryRawUnsafe('select 1::int'), { maxWait: 200 })
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        )
-      expect(late).toMatchObject({ code: 'P2028' })
-      const answer = toApiError(late)
-      expect(answer.status).toBe(503)
+      const answer = await answerOfP2028(
+        db.$transaction(async (tx) => tx.$queryRawUnsafe('select 1::int'), { maxWait: 200 }),
+      )
       expect(answer.code).toBe('service_unavailable')
-      expect(answer.headers?.['Retry-After']).toBeDefined()
     } finally {
       release()
       await held
@@ -54,23 +60,16 @@ describe('a transaction that gets no connection in time, or outlives its timeout
     await db.$executeRawUnsafe(`drop table if exists ${table}`)
     await db.$executeRawUnsafe(`create table ${table} (n int)`)
     try {
-      const expired = await db
-        .$transaction(
+      await answerOfP2028(
+        db.$transaction(
           async (tx) => {
             await tx.$executeRawUnsafe(`insert into ${table} values (1)`)
             await sleep(500)
             await tx.$executeRawUnsafe(`insert into ${table} values (2)`)
           },
           { timeout: 200 },
-        )
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        )
-      expect(expired).toMatchObject({ code: 'P2028' })
-      const answer = toApiError(expired)
-      expect(answer.status).toBe(503)
-      expect(answer.headers?.['Retry-After']).toBeDefined()
+        ),
+      )
       const rows = await db.$queryRawUnsafe<{ count: number }[]>(
         `select count(*)::int as count from ${table}`,
       )
